@@ -1,0 +1,39 @@
+# Two entry points for a fresh machine:
+#   make demo   set up .venv and run the whole demo on the bundled (generated) sample
+#   make test   set up .venv and run lint and the test suite
+#
+# Both are idempotent: the environment is rebuilt only when pyproject.toml changes.
+# Use another environment with `make VENV=/path/to/env ...`; pass
+# VENV_FLAGS=--system-site-packages to see a torch build (e.g. CUDA) installed system-wide.
+
+PYTHON ?= python3
+VENV ?= .venv
+VENV_FLAGS ?=
+DEMO_OUT ?= wikisum-demo
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.wikisum-installed
+
+.PHONY: setup demo test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
+	# torch first, pinned to the CPU build, only where no torch is importable:
+	# an unpinned install would pull gigabytes of CUDA packages, and a GPU build
+	# that is already there is kept.
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install "torch==2.13.0"
+	$(BIN)/python -m pip install -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/wikisum demo --out $(DEMO_OUT)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

@@ -1,0 +1,64 @@
+"""Explicit pyarrow schemas of every Parquet file the system writes.
+
+Writers pass these to ``pa.Table.from_pylist(rows, schema=...)`` (or Beam's ``WriteToParquet``),
+readers validate against them, and ``docs/data.md`` documents every column. A change here is a
+change of file format: bump ``FORMAT_VERSION`` and say so in the docs.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+FORMAT_VERSION = 1
+
+# ------------------------------------------------------------------------------------------
+# Sample corpus ground truth (``wikisum sample``): manifest-articles.parquet,
+# manifest-documents.parquet. The same rows are in manifest.json.
+
+MANIFEST_REFERENCE = pa.struct([
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("raw_url", pa.string(), nullable=False),
+    pa.field("sources", pa.list_(pa.string()), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("expected", pa.string(), nullable=False),
+    pa.field("relevant_paragraphs", pa.list_(pa.string()), nullable=False),
+])
+
+MANIFEST_ARTICLES = pa.schema([
+    pa.field("page_id", pa.int64(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("lead", pa.string(), nullable=False),
+    pa.field("section_titles", pa.list_(pa.string()), nullable=False),
+    pa.field("citation_urls", pa.list_(pa.string()), nullable=False),
+    pa.field("search_urls", pa.list_(pa.string()), nullable=False),
+    pa.field("references", pa.list_(MANIFEST_REFERENCE), nullable=False),
+], metadata={"wikisum.table": "manifest-articles", "wikisum.format": str(FORMAT_VERSION)})
+
+MANIFEST_PARAGRAPH = pa.struct([
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("relevant_to", pa.list_(pa.string()), nullable=False),
+])
+
+MANIFEST_DOCUMENTS = pa.schema([
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("outcome", pa.string(), nullable=False),
+    pa.field("container", pa.string(), nullable=False),
+    pa.field("file", pa.string(), nullable=False),
+    pa.field("record_type", pa.string(), nullable=False),
+    pa.field("status", pa.int32(), nullable=False),
+    pa.field("content_type", pa.string(), nullable=False),
+    pa.field("charset", pa.string(), nullable=False),
+    pa.field("capture_date", pa.string(), nullable=False),
+    pa.field("location", pa.string(), nullable=False),
+    pa.field("body_bytes", pa.int64(), nullable=False),
+    pa.field("paragraphs", pa.list_(MANIFEST_PARAGRAPH), nullable=False),
+    pa.field("boilerplate", pa.list_(pa.string()), nullable=False),
+], metadata={"wikisum.table": "manifest-documents", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL = {
+    "manifest-articles": MANIFEST_ARTICLES,
+    "manifest-documents": MANIFEST_DOCUMENTS,
+}

@@ -1,0 +1,69 @@
+"""The ``wikisum`` command: subcommands, help texts, and the demo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from workflows import cli
+
+
+def subcommands() -> list[str]:
+    parser = cli.build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return list(action.choices)
+
+
+def test_lists_exactly_the_subcommands_that_exist():
+    assert subcommands() == ["sample", "demo"]
+
+
+@pytest.mark.parametrize("command", ["sample", "demo"])
+def test_every_help_names_outputs_and_defaults(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert "--out" in text and "default" in text
+
+
+def test_top_level_help_lists_commands(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert all(c in out for c in subcommands())
+
+
+def test_missing_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([])
+    assert exit_.value.code == 2
+
+
+def test_sample_command_writes_corpus_and_reports(tmp_path, capsys):
+    assert cli.main(["sample", "--out", str(tmp_path), "--articles", "4", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out and "manifest.json" in out
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["counts"]["articles"] == 4 and manifest["seed"] == 1
+
+
+def test_sample_rejects_zero_articles(tmp_path):
+    with pytest.raises(SystemExit, match="at least 1"):
+        cli.main(["sample", "--out", str(tmp_path), "--articles", "0"])
+
+
+def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
+    assert cli.main(["demo", "--out", str(tmp_path / "demo"), "--articles", "6"]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path / "demo" / "sample") in out
+    assert (tmp_path / "demo" / "sample" / "manifest.json").is_file()
+
+
+def test_console_script_module_runs():
+    done = subprocess.run([sys.executable, "-m", "workflows.cli", "--help"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "wikisum" in done.stdout

@@ -1,0 +1,1 @@
+"""Thin entry points: the ``wikisum`` command and its subcommands."""

@@ -1,0 +1,36 @@
+"""The ``wikisum`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workflows import demo, sample
+
+# One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
+COMMANDS = [sample, demo]
+
+DESCRIPTION = """\
+wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited
+pages and web-search results) and trains the abstractive models that write Wikipedia lead
+sections from it. Run `wikisum COMMAND --help` for a command's inputs, outputs and defaults.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wikisum", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    subparsers.required = True
+    for module in COMMANDS:
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
