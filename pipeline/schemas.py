@@ -62,3 +62,49 @@ ALL = {
     "manifest-articles": MANIFEST_ARTICLES,
     "manifest-documents": MANIFEST_DOCUMENTS,
 }
+
+# ------------------------------------------------------------------------------------------
+# ``wikisum ingest``: OUT/articles/articles-NNNNN-of-NNNNN.parquet, one row per article.
+
+SECTION = pa.struct([
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("level", pa.int32(), nullable=False),
+    pa.field("text", pa.string(), nullable=False),
+])
+
+REFERENCE = pa.struct([
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("sources", pa.list_(pa.string()), nullable=False),
+    pa.field("capture_date", pa.string(), nullable=False),
+    pa.field("source_file", pa.string(), nullable=False),
+    pa.field("paragraphs", pa.list_(pa.string()), nullable=False),
+])
+
+ARTICLES = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("split", pa.string(), nullable=False),
+    pa.field("lead", pa.string(), nullable=False),
+    pa.field("sections", pa.list_(SECTION), nullable=False),
+    pa.field("citations_listed", pa.int32(), nullable=False),
+    pa.field("citations_found", pa.int32(), nullable=False),
+    pa.field("search_listed", pa.int32(), nullable=False),
+    pa.field("search_found", pa.int32(), nullable=False),
+    pa.field("clones_removed", pa.int32(), nullable=False),
+    pa.field("self_removed", pa.int32(), nullable=False),
+    pa.field("references", pa.list_(REFERENCE), nullable=False),
+], metadata={"wikisum.table": "articles", "wikisum.format": str(FORMAT_VERSION)})
+
+# OUT/dead_letters/dead_letters-NNNNN-of-NNNNN.parquet: one row per dropped or failed record.
+DEAD_LETTERS = pa.schema([
+    pa.field("input_file", pa.string(), nullable=False),
+    pa.field("record", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("stage", pa.string(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("error", pa.string(), nullable=False),
+], metadata={"wikisum.table": "dead_letters", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL.update({"articles": ARTICLES, "dead_letters": DEAD_LETTERS})

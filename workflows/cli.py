@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workflows import demo, sample
+from workflows import demo, ingest, sample
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, demo]
+COMMANDS = [sample, ingest, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited
@@ -28,7 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    # Beam jobs pass unknown options on to Beam; every other command rejects them.
+    if getattr(args, "beam_args", False):
+        return args.func(args, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return args.func(args)
 
 

@@ -1,7 +1,7 @@
 """``wikisum demo``: run the system end to end on the generated sample corpus.
 
-Each stage that exists is run in order; the demo grows as the system does
-(sample -> ingest -> rank -> report -> train -> decode -> evaluate).
+Each stage that exists is run in order, through the same command a user would type; the demo
+grows as the system does (sample -> ingest -> rank -> report -> train -> decode -> evaluate).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import argparse
 import time
 from pathlib import Path
 
-from workflows import sample
-
 HELP = "run the whole system on the generated sample corpus"
 DESCRIPTION = """\
-Run every stage of wikisum on a generated sample corpus and print where the outputs are.
-Stages run now: sample (generate the input corpus into OUT/sample).
+Run every stage of wikisum on a generated sample corpus and print where the outputs are:
+
+  1. sample  generate the input corpus                     -> OUT/sample
+  2. ingest  Beam job (DirectRunner): articles + references -> OUT/ingest
 """
 
 
@@ -32,11 +32,28 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workflows import cli  # the demo runs the same commands a user would
+
     out = Path(args.out)
+    sample, ingested = out / "sample", out / "ingest"
     start = time.perf_counter()
-    print(f"[1/1] sample: generating {args.articles} articles into {out / 'sample'}")
-    sample.run(argparse.Namespace(out=str(out / "sample"), articles=args.articles,
-                                  seed=args.seed))
-    print(f"demo finished in {time.perf_counter() - start:.1f}s; the sample corpus is in "
-          f"{out / 'sample'}")
+    steps = [
+        ("sample", ["sample", "--out", str(sample), "--articles", str(args.articles),
+                    "--seed", str(args.seed)]),
+        ("ingest", ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+                    "--warc", str(sample / "warc" / "*.warc.gz"),
+                    "--wet", str(sample / "wet" / "*.warc.wet.gz"),
+                    "--search-results", str(sample / "search_results.jsonl"),
+                    "--out", str(ingested)]),
+    ]
+    for i, (name, argv) in enumerate(steps, 1):
+        print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
+        status = cli.main(argv)
+        if status:
+            print(f"demo: step {name} failed with status {status}")
+            return status
+    print(f"\ndemo finished in {time.perf_counter() - start:.1f}s\n"
+          f"  sample corpus:  {sample} (ground truth: {sample / 'manifest.json'})\n"
+          f"  article shards: {ingested / 'articles'}\n"
+          f"  accounting:     {ingested / 'summary.json'}, {ingested / 'dead_letters'}")
     return 0

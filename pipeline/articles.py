@@ -1,0 +1,36 @@
+"""Dump page -> ``Article``, or the reason it is not one."""
+
+from __future__ import annotations
+
+from pipeline.dumps import RawPage
+from pipeline.records import Article
+from pipeline.urls import normalize_url
+from pipeline.wikitext import parse_article
+
+
+def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Article | str:
+    """The article of a dump page, or why it is dropped.
+
+    Returns one of the drop reasons ``non_article_namespace``, ``redirect``, ``disambiguation``,
+    ``empty_lead`` instead of an article. Pages without references are only known after the join
+    with the search results, so that check is the join's.
+    """
+    if page.ns != 0:
+        return "non_article_namespace"
+    if page.redirect is not None:
+        return "redirect"
+    parsed = parse_article(page.title, page.text, lang=lang)
+    if parsed.is_redirect:
+        return "redirect"
+    if parsed.is_disambiguation:
+        return "disambiguation"
+    if not parsed.lead.strip():
+        return "empty_lead"
+    citations = []
+    for url in parsed.citation_urls:
+        key = normalize_url(url)
+        if key and key not in citations:
+            citations.append(key)
+    return Article(id=page.page_id, title=parsed.title, url=parsed.url, lead=parsed.lead,
+                   sections=parsed.sections, citation_urls=tuple(citations),
+                   source_file=source_file)

@@ -1,0 +1,557 @@
+"""``wikisum ingest``: Wikipedia dump + WARC/WET captures -> clone-filtered article shards.
+
+The Beam job wires the pure functions of ``pipeline.articles``, ``pipeline.references`` and
+``pipeline.warcs`` together:
+
+    dump files --ReadPages--> pages --ParseArticles--> articles ----------------------+
+    search results --ParseSearch--> (title, urls) --MatchTitles--> search links --+   |
+    articles --CitationLinks--> citation links ----------------------------------+|   |
+    WARC/WET files --ReadRecords--> captures --CleanCaptures--> references        ||   |
+         --OneCapturePerUrl--> references --JoinByUrl (CoGroupByKey with links)--+    |
+         --> (article id, link, reference) --AssembleArticles (CoGroupByKey)----------+
+         --> self/clone filter --> rows --WriteShards--> articles-NNNNN-of-NNNNN.parquet
+
+Every step that drops something emits a dead letter and a tally ``(stage, outcome, n)``;
+``summary.json`` is the sum of the tallies, so that for every stage read = kept + dropped. The
+same tallies feed Beam counters (``wikisum.ingest`` namespace) for live monitoring.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import TaggedOutput
+
+from pipeline import schemas
+from pipeline.articles import page_to_article
+from pipeline.dumps import DumpError, iter_pages
+from pipeline.records import (
+    CAPTURES,
+    LINKS,
+    PAGES,
+    PARAGRAPHS,
+    RECORDS,
+    SEARCH,
+    Article,
+    DeadLetter,
+    Link,
+    split_of,
+    stable_hash,
+)
+from pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from pipeline.urls import normalize_title, normalize_url
+from pipeline.warcs import Capture, Skipped, WarcError, iter_records
+
+log = logging.getLogger("wikisum.ingest")
+
+FILES = "files"  # input files -> read to the end, or stopped by corrupt data
+IN = "_in"  # the tally of what entered a stage
+DEAD = "dead"
+TALLY = "tally"
+MISSING_CITATION = "missing_citation"
+MISSING_SEARCH = "missing_search"
+DEFAULT_SHARDS = 8
+DEAD_LETTER_SHARDS = 2
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """The job's own options (Beam's pipeline options are separate)."""
+
+    wiki: tuple[str, ...]
+    out: str
+    warc: tuple[str, ...] = ()
+    wet: tuple[str, ...] = ()
+    search_results: str | None = None
+    clone_threshold: float = 0.5
+    num_shards: int = DEFAULT_SHARDS
+    lang: str = "en"
+    clean: CleanConfig = CleanConfig()
+
+
+# ------------------------------------------------------------------------------------------
+# Accounting
+
+
+def tally(stage: str, outcome: str, n: int = 1) -> TaggedOutput:
+    """A count for summary.json, mirrored in a Beam counter for live monitoring."""
+    Metrics.counter("wikisum.ingest", f"{stage}:{outcome}").inc(n)
+    return TaggedOutput(TALLY, ((stage, outcome), n))
+
+
+def dead(letter: DeadLetter) -> TaggedOutput:
+    return TaggedOutput(DEAD, letter)
+
+
+class _Progress:
+    """Logs a records/s line at most every ``every_s`` seconds."""
+
+    def __init__(self, what: str, every_s: float = 10.0):
+        self.what, self.every_s = what, every_s
+        self.start = self.last = time.monotonic()
+        self.n = 0
+
+    def tick(self, source: str) -> None:
+        self.n += 1
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            log.info("%s: %d %s read (%.0f/s)", source, self.n, self.what,
+                     self.n / (now - self.start))
+
+
+# ------------------------------------------------------------------------------------------
+# Articles
+
+
+class ReadPages(beam.DoFn):
+    def process(self, path: str):
+        yield tally(FILES, IN)
+        progress = _Progress("pages")
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+                for page in iter_pages(f):
+                    progress.tick(path)
+                    yield tally(PAGES, IN)
+                    yield path, page
+        except DumpError as exc:
+            yield tally(FILES, "corrupt_file")
+            yield dead(DeadLetter(path, f"page #{exc.pages_read}", "", FILES, "corrupt_file",
+                                  str(exc)))
+            return
+        yield tally(FILES, "read")
+
+
+class ParseArticles(beam.DoFn):
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def process(self, item):
+        path, page = item
+        try:
+            result = page_to_article(page, path, self.lang)
+        except Exception as exc:  # one bad page never stops the job
+            result = "parse_error"
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            error = ""
+        if isinstance(result, Article):
+            yield result
+            return
+        yield tally(PAGES, result)
+        yield dead(DeadLetter(path, str(page.page_id), "", PAGES, result, error or page.title))
+
+
+def citation_links(article: Article):
+    if article.citation_urls:
+        yield tally(LINKS, IN, len(article.citation_urls))
+    for rank, url in enumerate(article.citation_urls):
+        yield url, Link(article.id, "citation", rank)
+
+
+class ParseSearch(beam.DoFn):
+    """A line of the search-results file -> (normalised title, urls)."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def process(self, line: str):
+        if not line.strip():
+            return
+        yield tally(SEARCH, IN)
+        try:
+            obj = json.loads(line)
+            title, urls = obj["title"], obj["urls"]
+            if not isinstance(title, str) or not isinstance(urls, list):
+                raise TypeError("title must be a string and urls a list")
+        except (ValueError, KeyError, TypeError) as exc:
+            yield tally(SEARCH, "bad_line")
+            yield dead(DeadLetter(self.path, line[:200], "", SEARCH, "bad_line", str(exc)))
+            return
+        yield normalize_title(title), [u for u in urls if isinstance(u, str)]
+
+
+class MatchSearchTitles(beam.DoFn):
+    """CoGroupByKey(title) of articles and search lines -> search links, and per article the
+    number of search results it lists."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def process(self, item):
+        title, grouped = item
+        articles = sorted(grouped["articles"])
+        lines = list(grouped["search"])
+        if not lines:
+            return
+        if not articles:
+            yield tally(SEARCH, "unknown_title", len(lines))
+            for _ in lines:
+                yield dead(DeadLetter(self.path, title, "", SEARCH, "unknown_title",
+                                      "no article with this title"))
+            return
+        article_id = articles[0]
+        yield tally(SEARCH, "matched", len(lines))
+        seen: list[str] = []
+        for urls in lines:
+            for url in urls:
+                yield tally(LINKS, IN)
+                key = normalize_url(url)
+                if key is None:
+                    yield tally(LINKS, "bad_url")
+                    yield dead(DeadLetter(self.path, title, url[:500], LINKS, "bad_url", ""))
+                elif key in seen:
+                    yield tally(LINKS, "duplicate")
+                else:
+                    seen.append(key)
+        for rank, key in enumerate(seen):
+            yield TaggedOutput("links", (key, Link(article_id, "search", rank)))
+        yield TaggedOutput("listed", (article_id, len(seen)))
+
+
+# ------------------------------------------------------------------------------------------
+# References
+
+
+class ReadRecords(beam.DoFn):
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+
+    def process(self, path: str):
+        yield tally(FILES, IN)
+        progress = _Progress("records")
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                for rec in iter_records(f, path, max_bytes=self.max_bytes):
+                    progress.tick(path)
+                    yield tally(RECORDS, IN)
+                    if isinstance(rec, Skipped):
+                        # warcinfo/request/metadata/revisit never hold a page: counted, but not
+                        # written as dead letters (they are most records of a crawl).
+                        yield tally(RECORDS, f"not_a_page:{rec.record_type}")
+                    else:
+                        yield rec
+        except WarcError as exc:
+            yield tally(FILES, "corrupt_file")
+            yield dead(DeadLetter(path, f"offset {exc.offset}", "", FILES, "corrupt_file",
+                                  str(exc)))
+            return
+        yield tally(FILES, "read")
+
+
+class CleanCaptures(beam.DoFn):
+    def __init__(self, config: CleanConfig):
+        self.config = config
+
+    def process(self, cap: Capture):
+        try:
+            cleaned = clean_capture(cap, self.config)
+        except Exception as exc:  # a page that crashes a library is a dead letter, not a crash
+            yield tally(RECORDS, "error")
+            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS, "error",
+                                  f"{type(exc).__name__}: {exc}"[:1000]))
+            return
+        if cleaned.paragraphs:
+            yield tally(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
+        for outcome, n in cleaned.paragraphs.items():
+            yield tally(PARAGRAPHS, outcome, n)
+        if cleaned.reference is None:
+            yield tally(RECORDS, cleaned.reason)
+            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
+                                  cleaned.reason, cleaned.error))
+            return
+        yield tally(RECORDS, "kept")
+        yield tally(CAPTURES, IN)
+        yield cleaned.reference.url, cleaned.reference
+
+
+def one_capture_per_url(item):
+    url, refs = item
+    keep, superseded = pick_capture(list(refs))
+    for ref in superseded:
+        yield tally(CAPTURES, "superseded_capture")
+        yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES,
+                              "superseded_capture", f"kept {keep.record_id}"))
+    yield url, keep
+
+
+def join_by_url(item):
+    """CoGroupByKey(url) of links and references -> (article id, (link, reference))."""
+    url, grouped = item
+    links = sorted(grouped["links"], key=lambda link: (link.article_id, link.source, link.rank))
+    refs = list(grouped["refs"])
+    if not refs:
+        for link in links:
+            yield tally(LINKS, "missing")
+            yield dead(DeadLetter("", str(link.article_id), url, LINKS, "missing",
+                                  f"{link.source} not captured"))
+            yield TaggedOutput(MISSING_CITATION if link.source == "citation" else MISSING_SEARCH,
+                               url)
+        return
+    (ref,) = refs
+    if not links:
+        yield tally(CAPTURES, "unreferenced")
+        yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES, "unreferenced", ""))
+        return
+    yield tally(CAPTURES, "kept")
+    for link in links:
+        yield link.article_id, (link, ref)
+
+
+class AssembleArticles(beam.DoFn):
+    """CoGroupByKey(article id) -> one row per article, self pages and clones removed."""
+
+    def __init__(self, clone_threshold: float, num_shards: int):
+        self.clone_threshold = clone_threshold
+        self.num_shards = num_shards
+
+    def process(self, item):
+        article_id, grouped = item
+        articles = sorted(grouped["article"], key=lambda a: (a.source_file, a.title))
+        found = list(grouped["found"])
+        search_listed = sum(grouped["search_listed"])
+        if not articles:
+            # Links come only from parsed articles, so this group holds nothing to account for.
+            return
+        article = articles[0]
+        for twin in articles[1:]:
+            yield tally(PAGES, "duplicate_id")
+            yield dead(DeadLetter(twin.source_file, str(twin.id), twin.url, PAGES,
+                                  "duplicate_id", f"same id as {article.title!r}"))
+        listed = len(article.citation_urls) + search_listed
+        if listed == 0:
+            yield tally(PAGES, "no_references")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+                                  "no_references", ""))
+            return
+        kept, dropped = attach(article, found, self.clone_threshold)
+        links_per_url = Counter(ref.url for _, ref in found)
+        for url, reason, detail in dropped:
+            yield tally(LINKS, reason, links_per_url[url])
+            yield dead(DeadLetter(article.source_file, str(article.id), url, LINKS, reason,
+                                  detail))
+        yield tally(LINKS, "kept", sum(links_per_url[a.url] for a in kept))
+        if not kept:
+            yield tally(PAGES, "no_references_found")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+                                  "no_references_found", f"{listed} listed"))
+            return
+        yield tally(PAGES, "kept")
+        found_sources = Counter(link.source for link, _ in found)
+        row = {
+            "id": article.id,
+            "title": article.title,
+            "url": article.url,
+            "split": split_of(article.title),
+            "lead": article.lead,
+            "sections": [{"title": s.title, "level": s.level, "text": s.text}
+                         for s in article.sections],
+            "citations_listed": len(article.citation_urls),
+            "citations_found": found_sources["citation"],
+            "search_listed": search_listed,
+            "search_found": found_sources["search"],
+            "clones_removed": sum(1 for _, r, _ in dropped if r == "clone"),
+            "self_removed": sum(1 for _, r, _ in dropped if r == "self"),
+            "references": [{"url": a.url, "source": a.source, "sources": list(a.sources),
+                            "capture_date": a.reference.capture_date,
+                            "source_file": a.reference.source_file,
+                            "paragraphs": list(a.reference.paragraphs)} for a in kept],
+        }
+        yield stable_hash(str(article.id)) % self.num_shards, row
+
+
+# ------------------------------------------------------------------------------------------
+# Writing
+
+
+def shard_name(out: str, table: str, index: int, total: int) -> str:
+    return FileSystems.join(out, table, f"{table}-{index:05d}-of-{total:05d}.parquet")
+
+
+class WriteShard(beam.DoFn):
+    """(shard, rows) -> one Parquet file, rows sorted so that a rerun writes the same bytes."""
+
+    def __init__(self, out: str, table: str, total: int, schema: pa.Schema, sort_key):
+        self.out, self.table, self.total = out, table, total
+        self.schema, self.sort_key = schema, sort_key
+
+    def process(self, item):
+        index, rows = item
+        rows = sorted((r for r in rows if r is not None), key=self.sort_key)
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows, schema=self.schema), buf, compression="zstd")
+        path = shard_name(self.out, self.table, index, self.total)
+        with FileSystems.create(path) as f:
+            f.write(buf.getvalue())
+        yield path
+
+
+def write_text(path: str, text: str) -> None:
+    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        f.write(text.encode("utf-8"))
+
+
+def summarize(counts: list, config: IngestConfig) -> dict:
+    """Tallies -> per-stage read/kept/dropped, with the balance check of each stage."""
+    by_stage: dict[str, Counter] = {}
+    for (stage, outcome), n in counts:
+        by_stage.setdefault(stage, Counter())[outcome] += n
+    stages = {}
+    for stage in sorted(by_stage):
+        c = by_stage[stage]
+        kept_name = {FILES: "read", SEARCH: "matched"}.get(stage, "kept")
+        entered = c.get(IN, 0)
+        kept = c.get(kept_name, 0)
+        dropped = {k: v for k, v in sorted(c.items()) if k not in (kept_name, IN)}
+        stages[stage] = {"in": entered, "kept": kept, "dropped": dropped,
+                         "balanced": entered == kept + sum(dropped.values())}
+    return {
+        "job": "wikisum ingest",
+        "balanced": all(st["balanced"] for st in stages.values()),
+        "format": schemas.FORMAT_VERSION,
+        "options": {k: v for k, v in asdict(config).items()},
+        "stages": stages,
+    }
+
+
+def expand_patterns(patterns) -> list[str]:
+    """Paths matching local or remote globs, sorted; a pattern that matches nothing is an
+    error, since a typo would otherwise give an empty dataset."""
+    paths = []
+    for pattern in patterns:
+        for piece in pattern.split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            matched = [m.path for m in FileSystems.match([piece])[0].metadata_list]
+            if not matched:
+                raise FileNotFoundError(f"no input file matches {piece!r}")
+            paths.extend(matched)
+    return sorted(set(paths))
+
+
+def clear_outputs(out: str) -> None:
+    """Remove this job's own earlier outputs, so that a rerun with fewer shards leaves no stale
+    shard behind. Nothing else in ``out`` is touched."""
+    for pattern in ("articles/articles-*.parquet", "dead_letters/dead_letters-*.parquet"):
+        matched = FileSystems.match([FileSystems.join(out, pattern)])[0].metadata_list
+        if matched:
+            FileSystems.delete([m.path for m in matched])
+
+
+def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_paths: list[str],
+          wet_paths: list[str]) -> None:
+    """Add the ingest job to pipeline ``p``."""
+    out = config.out
+    # -- articles
+    pages = (p | "WikiFiles" >> beam.Create(wiki_paths)
+             | "SpreadWikiFiles" >> beam.Reshuffle()
+             | "ReadPages" >> beam.ParDo(ReadPages()).with_outputs(DEAD, TALLY, main="pages"))
+    parsed = (pages.pages | "SpreadPages" >> beam.Reshuffle()
+              | "ParseArticles" >> beam.ParDo(ParseArticles(config.lang)).with_outputs(
+                  DEAD, TALLY, main="articles"))
+    articles = parsed.articles
+    # -- search results
+    search_dead, search_tally = [], []
+    if config.search_results:
+        lines = (p | "ReadSearchResults" >> beam.io.ReadFromText(config.search_results)
+                 | "ParseSearch" >> beam.ParDo(ParseSearch(config.search_results)).with_outputs(
+                     DEAD, TALLY, main="lines"))
+        by_title = ({"articles": articles | "ArticleIdByTitle" >> beam.Map(
+                        lambda a: (normalize_title(a.title), a.id)),
+                     "search": lines.lines}
+                    | "GroupByTitle" >> beam.CoGroupByKey()
+                    | "MatchSearchTitles" >> beam.ParDo(MatchSearchTitles(
+                        config.search_results)).with_outputs(DEAD, TALLY, "links", "listed"))
+        search_links, search_listed = [by_title.links], by_title.listed
+        search_dead += [lines[DEAD], by_title[DEAD]]
+        search_tally += [lines[TALLY], by_title[TALLY]]
+    else:
+        search_links, search_listed = [], p | "NoSearchResults" >> beam.Create([])
+    cited = articles | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
+        TALLY, main="links")
+    links = [cited.links] + search_links | "AllLinks" >> beam.Flatten()
+    # -- references
+    record_files = ([(path, "warc") for path in warc_paths] + [(path, "wet") for path in wet_paths])
+    records = (p | "RecordFiles" >> beam.Create([path for path, _ in record_files])
+               | "SpreadRecordFiles" >> beam.Reshuffle()
+               | "ReadRecords" >> beam.ParDo(ReadRecords(config.clean.max_page_bytes))
+               .with_outputs(DEAD, TALLY, main="captures"))
+    cleaned = (records.captures | "SpreadCaptures" >> beam.Reshuffle()
+               | "CleanCaptures" >> beam.ParDo(CleanCaptures(config.clean)).with_outputs(
+                   DEAD, TALLY, main="references"))
+    unique = (cleaned.references | "GroupCapturesByUrl" >> beam.GroupByKey()
+              | "OneCapturePerUrl" >> beam.FlatMap(one_capture_per_url).with_outputs(
+                  DEAD, TALLY, main="references"))
+    # -- join
+    joined = ({"links": links, "refs": unique.references}
+              | "GroupByUrl" >> beam.CoGroupByKey()
+              | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
+                  DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
+    rows = ({"article": articles | "ArticleById" >> beam.Map(lambda a: (a.id, a)),
+             "found": joined.found, "search_listed": search_listed}
+            | "GroupByArticle" >> beam.CoGroupByKey()
+            | "AssembleArticles" >> beam.ParDo(AssembleArticles(
+                config.clone_threshold, config.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
+    # -- write
+    empty_shards = p | "AllShards" >> beam.Create([(i, None) for i in range(config.num_shards)])
+    _ = ((rows.rows, empty_shards) | "RowsAndShards" >> beam.Flatten()
+         | "GroupShards" >> beam.GroupByKey()
+         | "WriteShards" >> beam.ParDo(WriteShard(out, "articles", config.num_shards,
+                                                  schemas.ARTICLES, lambda r: r["id"])))
+    dead_letters = ([pages[DEAD], parsed[DEAD], records[DEAD], cleaned[DEAD], unique[DEAD],
+                     joined[DEAD], rows[DEAD]] + search_dead | "AllDeadLetters" >> beam.Flatten())
+    empty_dead = p | "AllDeadShards" >> beam.Create([(i, None) for i in range(DEAD_LETTER_SHARDS)])
+    _ = ((dead_letters | "DeadLetterShard" >> beam.Map(
+            lambda d: (stable_hash(f"{d.input_file}|{d.record}|{d.url}|{d.stage}")
+                       % DEAD_LETTER_SHARDS, asdict(d))), empty_dead)
+         | "DeadLettersAndShards" >> beam.Flatten()
+         | "GroupDeadShards" >> beam.GroupByKey()
+         | "WriteDeadLetters" >> beam.ParDo(WriteShard(
+             out, "dead_letters", DEAD_LETTER_SHARDS, schemas.DEAD_LETTERS,
+             lambda d: (d["stage"], d["input_file"], d["record"], d["url"], d["reason"]))))
+    for tag, name in [(MISSING_CITATION, "missing_urls.txt"),
+                      (MISSING_SEARCH, "missing_search_urls.txt")]:
+        _ = (joined[tag] | f"Distinct_{tag}" >> beam.Distinct()
+             | f"Collect_{tag}" >> beam.combiners.ToList()
+             | f"Write_{tag}" >> beam.Map(
+                 lambda urls, name=name: write_text(FileSystems.join(out, name),
+                                                   "".join(u + "\n" for u in sorted(urls)))))
+    tallies = ([pages[TALLY], parsed[TALLY], cited[TALLY], records[TALLY], cleaned[TALLY],
+                unique[TALLY], joined[TALLY], rows[TALLY]] + search_tally
+               | "AllTallies" >> beam.Flatten())
+    _ = (tallies | "SumTallies" >> beam.CombinePerKey(sum)
+         | "CollectTallies" >> beam.combiners.ToList()
+         | "WriteSummary" >> beam.Map(lambda counts: write_text(
+             FileSystems.join(out, "summary.json"),
+             json.dumps(summarize(counts, config), indent=1, sort_keys=True) + "\n")))
+
+
+def run(config: IngestConfig, pipeline_options) -> dict:
+    """Run the job and return the summary it wrote."""
+    wiki_paths = expand_patterns(config.wiki)
+    warc_paths = expand_patterns(config.warc)
+    wet_paths = expand_patterns(config.wet)
+    if config.search_results:
+        expand_patterns([config.search_results])
+    if not warc_paths and not wet_paths:
+        log.warning("no --warc or --wet input: every reference will be missing")
+    clear_outputs(config.out)
+    log.info("ingest: %d dump file(s), %d WARC file(s), %d WET file(s) -> %s",
+             len(wiki_paths), len(warc_paths), len(wet_paths), config.out)
+    with beam.Pipeline(options=pipeline_options) as p:
+        build(p, config, wiki_paths, warc_paths, wet_paths)
+    with FileSystems.open(FileSystems.join(config.out, "summary.json"),
+                          compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return json.loads(f.read().decode("utf-8"))

@@ -1,0 +1,163 @@
+"""Capture -> ``Reference`` (cleaning), one capture per URL, and an article's references.
+
+Pure functions: the Beam job in ``pipeline.ingest`` wires them together and counts what they
+drop.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pipeline.clones import is_self_page, lead_recall
+from pipeline.records import Article, Link, Reference
+from pipeline.urls import normalize_url
+from pipeline.warcs import Capture
+from pipeline.webtext import (
+    DecodeError,
+    ExtractionError,
+    ExtractionTimeout,
+    decode_body,
+    extract_main_text,
+    paragraph_drop_reason,
+    split_paragraphs,
+)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
+TEXT_TYPES = frozenset({"text/plain"})
+DEFAULT_MAX_PAGE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CleanConfig:
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    timeout_s: float = 20.0
+    min_words: int = 5
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """The outcome of cleaning one capture: a reference, or a drop reason with an error text.
+    ``paragraphs`` counts every paragraph extracted by outcome (``kept`` or a drop reason)."""
+
+    reference: Reference | None
+    reason: str = ""
+    error: str = ""
+    paragraphs: Counter = field(default_factory=Counter)
+
+
+def _mime(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
+    """Main-text prose paragraphs of a capture, or why there are none.
+
+    Drop reasons: ``bad_url``, ``truncated``, ``too_large``, ``http_status``, ``non_html``,
+    ``decode_error``, ``extraction_timeout``, ``extraction_error``, ``empty_text`` (no prose
+    paragraph left).
+    """
+    url = normalize_url(cap.url)
+    if url is None:
+        return Cleaned(None, "bad_url", cap.url[:200])
+    if cap.truncated:
+        return Cleaned(None, "truncated", "record shorter than its Content-Length")
+    if cap.too_large or len(cap.body) > config.max_page_bytes:
+        return Cleaned(None, "too_large", f"payload over {config.max_page_bytes} bytes")
+    if not 200 <= cap.status < 300:
+        return Cleaned(None, "http_status", str(cap.status))
+    mime = _mime(cap.content_type)
+    if cap.record_type == "conversion":
+        kind = "text"
+    elif mime in HTML_TYPES:
+        kind = "html"
+    elif mime in TEXT_TYPES:
+        kind = "text"
+    elif not mime and cap.body.lstrip()[:200].lower().startswith((b"<!doctype html", b"<html")):
+        kind = "html"  # no Content-Type at all, but plainly a page
+    else:
+        return Cleaned(None, "non_html", mime or "no content type")
+    try:
+        text, _encoding = decode_body(cap.body, cap.content_type)
+    except DecodeError as exc:
+        return Cleaned(None, "decode_error", str(exc))
+    if kind == "html":
+        try:
+            text = extract_main_text(text, url, timeout_s=config.timeout_s)
+        except ExtractionTimeout as exc:
+            return Cleaned(None, "extraction_timeout", str(exc))
+        except ExtractionError as exc:
+            return Cleaned(None, "extraction_error", str(exc)[:500])
+    counts: Counter = Counter()
+    kept = []
+    for paragraph in split_paragraphs(text):
+        reason = paragraph_drop_reason(paragraph, min_words=config.min_words)
+        counts[reason or "kept"] += 1
+        if reason is None:
+            kept.append(paragraph)
+    if not kept:
+        return Cleaned(None, "empty_text", "no prose paragraph", counts)
+    container = "wet" if cap.record_type == "conversion" else "warc"
+    return Cleaned(Reference(url, cap.source_file, cap.offset, cap.record_id, cap.date,
+                             container, tuple(kept)), paragraphs=counts)
+
+
+def capture_order(ref: Reference) -> tuple:
+    """Sort key choosing among captures of one URL: the latest capture first; on a tie, HTML
+    (WARC) before text conversions (WET), then file and offset, so the choice never depends on
+    the order in which workers finish."""
+    return (_negated(ref.capture_date), ref.container != "warc", ref.source_file, ref.offset)
+
+
+def _negated(date: str) -> tuple:
+    # ISO 8601 dates sort as strings; negate per character to sort the latest first.
+    return tuple(-ord(c) for c in date)
+
+
+def pick_capture(refs: list[Reference]) -> tuple[Reference, list[Reference]]:
+    """The capture to keep, and the ones it supersedes."""
+    ordered = sorted(refs, key=capture_order)
+    return ordered[0], ordered[1:]
+
+
+@dataclass(frozen=True)
+class Attached:
+    """One reference of an article as written to the shards."""
+
+    url: str
+    source: str  # "citation" if the article cites it, else "search"
+    sources: tuple[str, ...]
+    citation_rank: int  # order among the article's citations (large if not cited)
+    search_rank: int
+    reference: Reference
+
+
+def attach(article: Article, found: list[tuple[Link, Reference]],
+           clone_threshold: float) -> tuple[list[Attached], list[tuple[str, str, str]]]:
+    """The references an article keeps, in a stable order (citations in the order the article
+    cites them, then search results by rank), and the (url, reason, detail) of those dropped as
+    the article itself (``self``) or a copy of it (``clone``: unigram recall of the lead above
+    ``clone_threshold``; paper, section 2.1)."""
+    by_url: dict[str, dict] = {}
+    for link, ref in found:
+        entry = by_url.setdefault(ref.url, {"ref": ref, "citation": None, "search": None})
+        current = entry[link.source]
+        entry[link.source] = link.rank if current is None else min(current, link.rank)
+    kept, dropped = [], []
+    big = 1 << 30
+    for url, entry in by_url.items():
+        ref = entry["ref"]
+        if is_self_page(url, article.title):
+            dropped.append((url, "self", ""))
+            continue
+        recall = lead_recall(article.lead, ref.text())
+        if recall > clone_threshold:
+            dropped.append((url, "clone", f"lead recall {recall:.3f}"))
+            continue
+        sources = tuple(s for s in ("citation", "search") if entry[s] is not None)
+        kept.append(Attached(url, sources[0], sources,
+                             big if entry["citation"] is None else entry["citation"],
+                             big if entry["search"] is None else entry["search"], ref))
+    kept.sort(key=lambda a: (a.source != "citation", a.citation_rank, a.search_rank, a.url))
+    dropped.sort()
+    return kept, dropped

@@ -1,0 +1,116 @@
+"""Reading captures out of WARC, ARC and WET files with warcio.
+
+``iter_records`` yields one ``Capture`` per record that can carry a page (``response``,
+``resource``, WET ``conversion``) and one ``Skipped`` for every other record (``warcinfo``,
+``request``, ``metadata``, ``revisit``), so that the caller can account for every record read. A
+file that stops being readable ends the iteration with ``WarcError``: what came before it has been
+yielded, and nothing after the broken point can be found again in a stream of gzip members.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+CAPTURE_TYPES = frozenset({"response", "resource", "conversion"})
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A record that may hold a page, with its payload (HTTP headers removed, chunked and
+    gzip transfer encodings undone)."""
+
+    url: str
+    source_file: str
+    offset: int
+    record_id: str
+    record_type: str  # response | resource | conversion
+    date: str
+    status: int  # HTTP status; 200 for records without HTTP headers (resource, conversion)
+    content_type: str  # HTTP Content-Type, or the record's for non-HTTP records
+    body: bytes
+    truncated: bool  # the record ended before its declared length
+    too_large: bool  # the payload exceeded the size limit and was not read further
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A record that never holds a page (its type is the reason)."""
+
+    source_file: str
+    offset: int
+    record_type: str
+    url: str
+
+
+class WarcError(ValueError):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+def clean_target_uri(uri: str | None) -> str:
+    # wget writes WARC-Target-URI as <http://...>; some tools leave spaces unescaped.
+    uri = (uri or "").strip()
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1].strip()
+    return uri.replace(" ", "%20")
+
+
+def iter_records(stream: BinaryIO, source_file: str, *,
+                 max_bytes: int) -> Iterator[Capture | Skipped]:
+    """Yield a ``Capture`` or ``Skipped`` for every record of a WARC/ARC/WET stream.
+
+    Args:
+        stream: the raw file, still compressed (warcio reads gzip per record itself).
+        source_file: the file's path, kept with each record for the dead letters.
+        max_bytes: payloads longer than this are not read further and are marked ``too_large``.
+
+    Raises:
+        WarcError: where the file stops being readable (bad gzip, broken record framing).
+    """
+    records = ArchiveIterator(stream, arc2warc=True)
+    offset = 0
+    try:
+        for rec in records:
+            uri = clean_target_uri(rec.rec_headers.get_header("WARC-Target-URI"))
+            if rec.rec_type not in CAPTURE_TYPES:
+                # get_record_offset reads the record to its end: only once its payload is read.
+                offset = records.get_record_offset()
+                yield Skipped(source_file, offset, rec.rec_type or "unknown", uri)
+                continue
+            status = 200
+            if rec.http_headers is not None and rec.rec_type == "response":
+                code = rec.http_headers.get_statuscode()
+                status = int(code) if code and code.isdigit() else 0
+                content_type = rec.http_headers.get_header("Content-Type") or ""
+            else:
+                content_type = rec.rec_headers.get_header("Content-Type") or ""
+            body = rec.content_stream().read(max_bytes + 1)
+            too_large = len(body) > max_bytes
+            if too_large:
+                body = b""
+            # A LimitReader with bytes left after the payload was read to its end means the
+            # record (or the file) ended before the WARC Content-Length said it would.
+            truncated = (not too_large) and getattr(rec.raw_stream, "limit", 0) > 0
+            offset = records.get_record_offset()
+            yield Capture(
+                url=uri,
+                source_file=source_file,
+                offset=offset,
+                record_id=rec.rec_headers.get_header("WARC-Record-ID") or f"{source_file}@{offset}",
+                record_type=rec.rec_type,
+                date=rec.rec_headers.get_header("WARC-Date") or "",
+                status=status,
+                content_type=content_type,
+                body=body,
+                truncated=truncated,
+                too_large=too_large,
+            )
+    except (ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise WarcError(f"{type(exc).__name__}: {exc}", offset) from exc

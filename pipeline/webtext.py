@@ -1,0 +1,339 @@
+"""Web page bytes -> main text -> prose paragraphs.
+
+Three steps, each a pure function: `decode_body` turns a captured body into text,
+`extract_main_text` keeps the page's main content (trafilatura), and `split_paragraphs` with
+`paragraph_drop_reason` cut it into the paragraphs the extractors rank.
+
+The module is not called `html` so that it can never shadow the standard library's `html`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+import charset_normalizer
+import trafilatura
+
+from pipeline.text import words
+
+_T = TypeVar("_T")
+
+
+class DecodeError(ValueError):
+    """The body is not text (an image, an archive, compressed bytes)."""
+
+
+class ExtractionError(RuntimeError):
+    """Main-text extraction failed on this page."""
+
+
+class ExtractionTimeout(ExtractionError):
+    """Main-text extraction took longer than the page's time limit."""
+
+
+# --- Decoding -----------------------------------------------------------------------------------
+
+# How many leading bytes may hold a `<meta charset>`; HTML requires it within the first 1024
+# bytes, but real pages put it later, after long comments or scripts.
+_META_SCAN_BYTES = 4096
+
+# Labels decoded with a superset, as browsers do (WHATWG Encoding Standard): pages labelled
+# latin-1 or ASCII are very often really windows-1252 (curly quotes in 0x80-0x9F), and the
+# superset decodes every page the narrower label would.
+_SUPERSETS = {
+    codecs.lookup(label).name: codecs.lookup(superset).name
+    for label, superset in {
+        "latin-1": "cp1252",
+        "ascii": "cp1252",
+        "iso-8859-9": "cp1254",
+        "iso-8859-11": "cp874",
+        "tis-620": "cp874",
+        "gb2312": "gb18030",
+        "gbk": "gb18030",
+        "euc-kr": "cp949",
+        "shift_jis": "cp932",
+    }.items()
+}
+
+# A `<meta>` can only be read if the bytes are ASCII-compatible, so a page whose meta says UTF-16
+# is really in an ASCII-compatible encoding; browsers take UTF-8 then.
+_UTF16_OR_32 = frozenset(
+    codecs.lookup(label).name
+    for label in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be")
+)
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([^\s;\"',]+)", re.IGNORECASE)
+_META_CHARSET = re.compile(
+    rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE
+)
+
+# Leading bytes of common non-text payloads that are sometimes served as text/html.
+# Formats whose header is printable (PDF, GIF) would pass the control-character test below;
+# the others are here because checking a prefix is cheaper than decoding.
+_BINARY_MAGIC = (
+    b"%PDF-", b"GIF87a", b"GIF89a", b"\x89PNG", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b",
+    b"\xfd7zXZ", b"7z\xbc\xaf", b"\x7fELF",
+)
+
+# Decoded text is taken for binary when more than this share of its first characters are
+# control characters (other than tab, newlines, form feed and ESC) or U+FFFD. Text in a wrong
+# single-byte encoding is still readable letters; bytes that are not text at all are not.
+_BINARY_SAMPLE_CHARS = 4096
+_MAX_BINARY_SHARE = 0.05
+_TEXT_CONTROLS = frozenset("\t\n\r\f\x1b")
+
+
+def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
+    """Decodes an HTTP body into text, trying the page's own declarations before guessing.
+
+    The encodings tried, in order: a byte order mark; the `charset` of the Content-Type header;
+    a `<meta charset=...>` or `<meta http-equiv="Content-Type" content="...; charset=...">` in
+    the first 4 KB; charset-normalizer's detection; UTF-8 with replacement characters. A BOM
+    comes first, as in browsers: it cannot be there by accident, while headers are often
+    server-wide defaults that are wrong for the page. A step is skipped when it names no known
+    encoding, when the body does not decode strictly with it, or when the result looks binary.
+    Latin-1 and ASCII labels decode as windows-1252 (see `_SUPERSETS`).
+
+    Args:
+        body: The raw HTTP body (after transfer and content decoding).
+        content_type: The Content-Type header value, if any.
+
+    Returns:
+        The text and the Python codec name used (e.g. "utf-8", "cp1252").
+
+    Raises:
+        DecodeError: The body is not text: a known binary signature, or no decoding yields
+            mostly printable characters.
+    """
+    if body.startswith(_BINARY_MAGIC):
+        raise DecodeError(f"binary signature {body[:8]!r}")
+
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            text = _try_decode(body[len(bom) :], encoding)
+            if text is not None:
+                return text, encoding
+
+    header = _HEADER_CHARSET.search(content_type or "")
+    meta = _META_CHARSET.search(body[:_META_SCAN_BYTES])
+    declared = [
+        _codec(header.group(1)) if header else None,
+        _codec(meta.group(1).decode("ascii"), from_meta=True) if meta else None,
+    ]
+    for encoding in declared:
+        if encoding is not None:
+            text = _try_decode(body, encoding)
+            if text is not None:
+                return text, encoding
+
+    best = charset_normalizer.from_bytes(body).best()
+    if best is not None:
+        encoding = _codec(best.encoding)
+        if encoding is not None:
+            text = _try_decode(body, encoding)
+            if text is not None:
+                return text, encoding
+
+    text = body.decode("utf-8", errors="replace")
+    if _looks_binary(text):
+        raise DecodeError("no encoding yields text")
+    return text, "utf-8"
+
+
+def _codec(label: str, *, from_meta: bool = False) -> str | None:
+    """The Python codec name for a charset label, or None for an unknown label."""
+    try:
+        name = codecs.lookup(label.strip().strip("\"'")).name
+    except (LookupError, ValueError):
+        return None
+    if from_meta and name in _UTF16_OR_32:
+        return "utf-8"
+    return _SUPERSETS.get(name, name)
+
+
+def _try_decode(body: bytes, encoding: str) -> str | None:
+    try:
+        text = body.decode(encoding)
+    except (ValueError, LookupError):
+        # ValueError covers UnicodeDecodeError and codecs that refuse to decode at all
+        # ("undefined"); LookupError covers bytes-to-bytes codecs such as "base64".
+        return None
+    return None if _looks_binary(text) else text
+
+
+def _looks_binary(text: str) -> bool:
+    sample = text[:_BINARY_SAMPLE_CHARS]
+    if not sample:
+        return False
+    bad = sum(
+        1
+        for ch in sample
+        if (ch < " " and ch not in _TEXT_CONTROLS) or ch == "\x7f" or ch == "\ufffd"
+    )
+    return bad > _MAX_BINARY_SHARE * len(sample)
+
+
+# --- Main-text extraction -----------------------------------------------------------------------
+
+# Pages longer than this are cut before extraction. Main content sits near the start of real
+# pages, and lxml parses a truncated page without complaint; cutting keeps the cost of one page
+# bounded, which matters because a running extraction cannot be stopped (see below).
+DEFAULT_MAX_CHARS = 2_000_000
+
+# Generous: trafilatura takes tens of milliseconds on a typical page and rarely over a second.
+DEFAULT_TIMEOUT_S = 20.0
+
+
+def extract_main_text(
+    html: str,
+    url: str | None = None,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+) -> str:
+    """The main text of a page (trafilatura), paragraphs separated by newlines.
+
+    Comments and tables are left out. trafilatura's deduplication is off: it keeps a
+    process-wide LRU cache of seen segments, so with it the output for a page would depend on
+    which pages the same worker happened to process before.
+
+    trafilatura itself has no time limit on `extract` (its `EXTRACTION_TIMEOUT` setting applies
+    only to its command-line batch mode), and a signal-based alarm would only work in the main
+    thread, while Beam runs DoFns in worker threads. So the extraction runs in a helper thread
+    that the caller waits on for at most `timeout_s`. Python cannot stop a thread: on timeout the
+    helper keeps running in the background until it finishes, and its result is discarded.
+    `max_chars` bounds how long that can be.
+
+    Args:
+        html: The decoded page.
+        url: The page URL, used by trafilatura for relative links and some heuristics.
+        max_chars: The page is cut to this many characters before extraction.
+        timeout_s: Seconds to wait for the extraction; None waits without limit (and runs in
+            the calling thread).
+
+    Returns:
+        The main text, or "" when the page has none.
+
+    Raises:
+        ExtractionTimeout: The extraction took longer than `timeout_s`.
+        ExtractionError: trafilatura raised.
+    """
+    html = html[:max_chars]
+    if not html.strip():
+        return ""
+
+    def run() -> str | None:
+        return trafilatura.extract(
+            html,
+            url=url,
+            output_format="txt",
+            include_comments=False,
+            include_tables=False,
+            include_images=False,
+            include_links=False,
+            include_formatting=False,
+            deduplicate=False,
+            with_metadata=False,
+        )
+
+    try:
+        text = run() if timeout_s is None else _call_with_timeout(run, timeout_s)
+    except ExtractionError:
+        raise
+    except Exception as error:
+        raise ExtractionError(f"{type(error).__name__}: {error}") from error
+    return (text or "").strip()
+
+
+def _call_with_timeout(function: Callable[[], _T], timeout_s: float) -> _T:
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as error:  # handed to the waiting thread, which re-raises it
+            outcome["error"] = error
+
+    # A daemon thread, so that a runaway extraction never keeps the process from exiting.
+    helper = threading.Thread(target=target, name="extract_main_text", daemon=True)
+    helper.start()
+    helper.join(timeout_s)
+    if helper.is_alive():
+        raise ExtractionTimeout(f"extraction took longer than {timeout_s} s")
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+# --- Paragraphs ---------------------------------------------------------------------------------
+
+# trafilatura renders each <li> as "- item"; the marker is formatting, not text.
+_LIST_MARKER = re.compile(r"^(?:[-*•·▪◦]\s+)+")
+
+# C4 (Raffel et al., 2020) keeps lines of at least 5 words; a shorter paragraph is almost always
+# a heading, a button or a caption ("Share on Twitter", "Read more »", "Copyright 2024").
+DEFAULT_MIN_WORDS = 5
+
+# A paragraph with no sentence-final punctuation is kept only when it reads like prose that
+# merely lacks its final period: at least this many words, no menu separators and not mostly
+# Capitalised Words (a headline or a row of links).
+_MIN_UNPUNCTUATED_WORDS = 15
+_MAX_CAPITALISED_SHARE = 0.5
+_MENU_SEPARATORS = frozenset("|•·»«›‹>¦")
+# `.`, `!`, `?`, the ellipsis and CJK full stops, at a word end (followed by a space, a closing
+# quote or bracket, or the end), so that "3.5" and "example.com" are not sentence ends.
+_SENTENCE_END = re.compile(r"[.!?…。！？](?=[\s\"'”’»)\]]|$)")
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Splits extracted text into paragraphs: one per non-empty line, whitespace collapsed.
+
+    Leading list markers ("- ", "• ") are removed.
+    """
+    paragraphs = []
+    for line in text.splitlines():
+        paragraph = _LIST_MARKER.sub("", " ".join(line.split()))
+        if paragraph:
+            paragraphs.append(paragraph)
+    return paragraphs
+
+
+def paragraph_drop_reason(paragraph: str, *, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
+    """Why a paragraph is not prose, or None to keep it.
+
+    Reasons, checked in this order:
+      - "no_letters": not a single letter ("12:30", "* * *", "© 2024").
+      - "too_few_words": fewer than `min_words` words (`pipeline.text.words`).
+      - "no_sentence": no sentence-final punctuation, and it looks like a menu, a title or a
+        caption rather than prose (see `_MIN_UNPUNCTUATED_WORDS`).
+
+    Args:
+        paragraph: One paragraph, as from `split_paragraphs`.
+        min_words: The fewest words a kept paragraph has; 5 as in C4.
+    """
+    if not any(ch.isalpha() for ch in paragraph):
+        return "no_letters"
+    tokens = words(paragraph)
+    if len(tokens) < min_words:
+        return "too_few_words"
+    if _SENTENCE_END.search(paragraph) is None and _looks_like_non_prose(paragraph, len(tokens)):
+        return "no_sentence"
+    return None
+
+
+def _looks_like_non_prose(paragraph: str, n_words: int) -> bool:
+    if n_words < _MIN_UNPUNCTUATED_WORDS or any(ch in _MENU_SEPARATORS for ch in paragraph):
+        return True
+    alphabetic = [token for token in paragraph.split() if token[0].isalpha()]
+    capitalised = sum(1 for token in alphabetic if token[0].isupper())
+    return capitalised > _MAX_CAPITALISED_SHARE * len(alphabetic)

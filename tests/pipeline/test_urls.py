@@ -1,0 +1,107 @@
+import pytest
+
+from pipeline.urls import normalize_title, normalize_url, wikipedia_title
+
+NORMALIZED = [
+    # scheme and host lowercased, default port, dot segments and fragment dropped, escapes of
+    # unreserved characters decoded, other escapes uppercased
+    (
+        "HTTP://WWW.Example.COM:80/a/../b/./c?q=%7e&x=%2f#frag",
+        "http://www.example.com/b/c?q=~&x=%2F",
+    ),
+    # whitespace and angle brackets (as wget writes WARC-Target-URI), IDNA host, UTF-8 path
+    (" <https://café.fr/café> ", "https://xn--caf-dma.fr/caf%C3%A9"),
+    ("https://x.org/caf%c3%a9", "https://x.org/caf%C3%A9"),
+    ("https://x.org/caf%C3%A9", "https://x.org/caf%C3%A9"),
+    ("https://x.org/café", "https://x.org/caf%C3%A9"),
+    ("http://a.b:8080", "http://a.b:8080/"),
+    ("https://example.com:443/", "https://example.com/"),
+    ("https://example.com:80/", "https://example.com:80/"),
+    ("http://user:pw@Example.com./x", "http://example.com/x"),
+    ('http://a.com/a b"c', "http://a.com/a%20b%22c"),
+    ("http://a.com/100%", "http://a.com/100%25"),
+    ("http://a.com/%41%2D%5F%7E", "http://a.com/A-_~"),
+    ("http://a.com/?b=2&a=1", "http://a.com/?b=2&a=1"),
+    ("http://a.com/p?q=caf%c3%a9 x", "http://a.com/p?q=caf%C3%A9%20x"),
+    ("http://a.com/x/..", "http://a.com/"),
+    ("http://a.com//double//slash", "http://a.com//double//slash"),
+    ("http://[2001:DB8::1]:8080/x", "http://[2001:db8::1]:8080/x"),
+]
+
+NOT_WEB_URLS = [
+    "",
+    "ftp://x.org/file",
+    "mailto:a@b.c",
+    "javascript:alert(1)",
+    "http://",
+    "https:///path-only",
+    "not a url",
+    "//example.com/no-scheme",
+    "http://x.com:99999/",
+    "http://exa mple.com/",
+]
+
+
+@pytest.mark.parametrize(("url", "expected"), NORMALIZED)
+def test_normalize_url(url, expected):
+    assert normalize_url(url) == expected
+
+
+@pytest.mark.parametrize("url", NOT_WEB_URLS)
+def test_normalize_url_rejects_non_web_urls(url):
+    assert normalize_url(url) is None
+
+
+def test_http_and_https_stay_distinct():
+    assert normalize_url("http://example.com/a") != normalize_url("https://example.com/a")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [url for url, _ in NORMALIZED]
+    + ["http://a.com/%zz%4", "http://a.com/%2e%2E/x", "http://a.com/ü?ä=ö#x", "http://A.com/%25"],
+)
+def test_normalize_url_is_idempotent(url):
+    once = normalize_url(url)
+    assert once is not None
+    assert normalize_url(once) == once
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://en.wikipedia.org/wiki/Bodmin", ("en", "Bodmin")),
+        ("http://en.m.wikipedia.org/wiki/Caf%C3%A9_de_Flore#History", ("en", "Café de Flore")),
+        ("https://de.wikipedia.org/w/index.php?title=k%C3%B6ln&oldid=1", ("de", "Köln")),
+        ("https://en.wikipedia.org/wiki/iPod", ("en", "IPod")),
+        ("https://EN.Wikipedia.org/wiki/AC/DC", ("en", "AC/DC")),
+        ("https://zh-classical.wikipedia.org/wiki/x", ("zh-classical", "X")),
+    ],
+)
+def test_wikipedia_title(url, expected):
+    assert wikipedia_title(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.wikipedia.org/wiki/Bodmin",
+        "https://en.wikipedia.org/wiki/",
+        "https://en.wikipedia.org/",
+        "https://en.wiktionary.org/wiki/cat",
+        "https://commons.wikimedia.org/wiki/File:X.jpg",
+        "https://example.com/wiki/Bodmin",
+        "https://en.wikipedia.org.evil.com/wiki/Bodmin",
+        "https://en.wikipedia.org/w/index.php?search=Bodmin",
+        "ftp://en.wikipedia.org/wiki/Bodmin",
+    ],
+)
+def test_wikipedia_title_rejects_other_urls(url):
+    assert wikipedia_title(url) is None
+
+
+def test_normalize_title():
+    assert normalize_title("  foo_bar   baz ") == "Foo bar baz"
+    assert normalize_title("ßeta") == "ßeta"
+    assert normalize_title("élan") == "Élan"
+    assert normalize_title("") == ""

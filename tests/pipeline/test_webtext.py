@@ -1,0 +1,231 @@
+import gzip
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from pipeline import webtext
+from pipeline.webtext import (
+    DecodeError,
+    ExtractionError,
+    ExtractionTimeout,
+    decode_body,
+    extract_main_text,
+    paragraph_drop_reason,
+    split_paragraphs,
+)
+
+# --- decode_body --------------------------------------------------------------------------------
+
+
+def test_windows_1252_declared_only_in_meta():
+    body = (
+        b'<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252">'
+        b"</head><body><p>Caf\xe9 \x93quoted\x94 costs \x805</p></body></html>"
+    )
+    text, encoding = decode_body(body, "text/html")
+    assert encoding == "cp1252"
+    assert "<p>Café “quoted” costs €5</p>" in text
+
+
+def test_header_charset_overrides_meta():
+    # These UTF-8 bytes also decode strictly as windows-1252 (to "cafÃ©"), so only the header
+    # decides between the two.
+    body = '<meta charset="windows-1252"><p>café</p>'.encode()
+    assert decode_body(body, "text/html; charset=UTF-8") == (
+        '<meta charset="windows-1252"><p>café</p>',
+        "utf-8",
+    )
+    assert decode_body(body, "text/html")[0].endswith("<p>cafÃ©</p>")
+
+
+def test_bogus_header_charset_falls_through_to_meta():
+    body = b"<meta charset='windows-1252'><p>na\xefve</p>"
+    assert decode_body(body, "text/html; charset=x-no-such-charset") == (
+        "<meta charset='windows-1252'><p>naïve</p>",
+        "cp1252",
+    )
+
+
+def test_declared_charset_that_fails_strictly_falls_through():
+    # The header claims UTF-8 but \xe9 alone is not UTF-8; the meta is right.
+    body = b'<meta charset="windows-1252"><p>caf\xe9</p>'
+    assert decode_body(body, "text/html; charset=utf-8")[1] == "cp1252"
+
+
+@pytest.mark.parametrize("label", ["iso-8859-1", "ISO_8859-1", "latin1", "us-ascii"])
+def test_latin1_and_ascii_labels_decode_as_windows_1252(label):
+    assert decode_body(b"\x93Hi\x94", f"text/html; charset={label}") == ("“Hi”", "cp1252")
+
+
+def test_bom_wins_over_declarations_and_is_stripped():
+    body = b"\xef\xbb\xbf<p>caf\xc3\xa9</p>"
+    assert decode_body(body, "text/html; charset=windows-1252") == ("<p>café</p>", "utf-8")
+    utf16 = "\ufeff<p>hé</p>".encode("utf-16-le")
+    assert decode_body(utf16, None) == ("<p>hé</p>", "utf-16-le")
+
+
+def test_utf16_in_meta_means_utf8():
+    body = '<meta charset="utf-16"><p>café</p>'.encode()
+    assert decode_body(body, None) == ('<meta charset="utf-16"><p>café</p>', "utf-8")
+
+
+def test_undeclared_utf8_is_detected():
+    text = "<p>Grüße aus Köln, einer schönen Stadt am Rhein, wo man gern spazieren geht.</p>"
+    assert decode_body(text.encode(), None)[0] == text
+
+
+def test_empty_body_is_empty_text():
+    assert decode_body(b"", None)[0] == ""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\x89PNG\r\n\x1a\n" + bytes(200),
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj",
+        gzip.compress(b"<html><body>compressed twice</body></html>" * 20),
+        random.Random(0).randbytes(5000),
+        b"\x00\x01\x02\x03\x04\x05\x06\x07" * 200,
+    ],
+    ids=["png", "pdf", "gzip", "random", "control-bytes"],
+)
+def test_binary_bodies_raise(body):
+    with pytest.raises(DecodeError):
+        decode_body(body, "text/html; charset=utf-8")
+
+
+# --- extract_main_text --------------------------------------------------------------------------
+
+PARAGRAPHS = [
+    "The river rises on the moor and flows south through the old market town, where it once "
+    "powered three mills that ground corn for the surrounding parishes.",
+    "In 1850 the town council built a stone bridge at the ford, replacing a wooden crossing "
+    "that had been swept away by floods several times during the previous century.",
+    "Today the valley is a nature reserve, and the former mill buildings house a museum of "
+    "local history that is open to visitors throughout the summer months.",
+]
+
+PAGE = f"""<!DOCTYPE html>
+<html><head><title>The river</title></head>
+<body>
+<nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>
+<li><a href="/about">About us</a></li></ul></nav>
+<article>
+<p>{PARAGRAPHS[0]}</p>
+<table><tr><td>Length</td><td>TABLECELL 42 km</td></tr></table>
+<p>{PARAGRAPHS[1]}</p>
+<p>{PARAGRAPHS[2]}</p>
+</article>
+<section id="comments" class="comments"><h3>Comments</h3>
+<div class="comment"><p>COMMENTTEXT I visited last year and loved the walk along the river bank.</p>
+</div></section>
+<footer><p>Copyright 2024 River Trust. All rights reserved.</p></footer>
+</body></html>"""
+
+
+def test_extract_main_text_keeps_article_paragraphs_only():
+    text = extract_main_text(PAGE, "https://river.example/history")
+    assert split_paragraphs(text) == PARAGRAPHS
+    assert "TABLECELL" not in text
+    assert "COMMENTTEXT" not in text
+
+
+def test_extract_main_text_does_not_depend_on_pages_seen_before():
+    # With trafilatura's deduplication, repeated segments vanish after a few calls.
+    outputs = {extract_main_text(PAGE) for _ in range(5)}
+    assert len(outputs) == 1
+    assert outputs.pop() != ""
+
+
+@pytest.mark.parametrize("html", ["", "   \n", "<html><body></body></html>"])
+def test_extract_main_text_of_empty_page(html):
+    assert extract_main_text(html) == ""
+
+
+def _slow_extract(*args, **kwargs):
+    time.sleep(3)
+    return "too late"
+
+
+@pytest.mark.parametrize("in_worker_thread", [False, True])
+def test_extraction_timeout(monkeypatch, in_worker_thread):
+    monkeypatch.setattr(webtext.trafilatura, "extract", _slow_extract)
+    start = time.monotonic()
+    with pytest.raises(ExtractionTimeout):
+        if in_worker_thread:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(extract_main_text, PAGE, timeout_s=0.2).result()
+        else:
+            extract_main_text(PAGE, timeout_s=0.2)
+    assert time.monotonic() - start < 2
+
+
+@pytest.mark.parametrize("timeout_s", [None, 5.0])
+def test_extraction_failure_is_wrapped(monkeypatch, timeout_s):
+    def broken(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(webtext.trafilatura, "extract", broken)
+    with pytest.raises(ExtractionError, match="boom") as raised:
+        extract_main_text(PAGE, timeout_s=timeout_s)
+    assert not isinstance(raised.value, ExtractionTimeout)
+
+
+def test_input_is_cut_to_max_chars(monkeypatch):
+    seen = []
+
+    def record(html, **kwargs):
+        seen.append((html, threading.current_thread() is threading.main_thread()))
+        return " extracted \n"
+
+    monkeypatch.setattr(webtext.trafilatura, "extract", record)
+    assert extract_main_text("<p>" + "a" * 100, max_chars=10, timeout_s=None) == "extracted"
+    assert seen == [("<p>aaaaaaa", True)]
+
+
+# --- paragraphs ---------------------------------------------------------------------------------
+
+
+def test_split_paragraphs():
+    text = "  First   line \n\n- item one\n\t\n• second  item\n-not a marker\nLast"
+    assert split_paragraphs(text) == [
+        "First line",
+        "item one",
+        "second item",
+        "-not a marker",
+        "Last",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "reason"),
+    [
+        ("Home | News | About us | Contact", "no_sentence"),
+        ("Copyright 2024", "too_few_words"),
+        ("Share on Twitter", "too_few_words"),
+        ("Read more »", "too_few_words"),
+        ("© 2024", "no_letters"),
+        ("12:30 – 14:00", "no_letters"),
+        ("Local Council Approves New Budget For Schools And Roads", "no_sentence"),
+        ("Version 3.5 released for example.com users today", "no_sentence"),
+        ("The council approved the budget on Monday.", None),
+        ("Bodmin is a town in Cornwall.", None),
+        ('He said it was "over." Nobody agreed', None),
+        (
+            "the museum was founded in 1916 by a group of local artists and collectors who "
+            "wanted a space for modern work",
+            None,
+        ),
+        ("Il a dit « non » puis il est parti sans un mot !", None),
+    ],
+)
+def test_paragraph_drop_reason(paragraph, reason):
+    assert paragraph_drop_reason(paragraph) == reason
+
+
+def test_min_words_is_configurable():
+    assert paragraph_drop_reason("Bodmin is a town.") == "too_few_words"
+    assert paragraph_drop_reason("Bodmin is a town.", min_words=3) is None
