@@ -94,6 +94,12 @@ def dead(letter: DeadLetter) -> TaggedOutput:
     return TaggedOutput(DEAD, letter)
 
 
+def file_failed(path: str, where: str, exc: Exception):
+    """A file that stopped being readable at ``where``: what came before it has been kept."""
+    yield tally(FILES, "corrupt_file")
+    yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
+
+
 class _Progress:
     """Logs a records/s line at most every ``every_s`` seconds."""
 
@@ -126,9 +132,7 @@ class ReadPages(beam.DoFn):
                     yield tally(PAGES, IN)
                     yield path, page
         except DumpError as exc:
-            yield tally(FILES, "corrupt_file")
-            yield dead(DeadLetter(path, f"page #{exc.pages_read}", "", FILES, "corrupt_file",
-                                  str(exc)))
+            yield from file_failed(path, f"page #{exc.pages_read}", exc)
             return
         yield tally(FILES, "read")
 
@@ -243,9 +247,7 @@ class ReadRecords(beam.DoFn):
                     else:
                         yield rec
         except WarcError as exc:
-            yield tally(FILES, "corrupt_file")
-            yield dead(DeadLetter(path, f"offset {exc.offset}", "", FILES, "corrupt_file",
-                                  str(exc)))
+            yield from file_failed(path, f"offset {exc.offset}", exc)
             return
         yield tally(FILES, "read")
 
