@@ -7,7 +7,7 @@ The Beam job wires the pure functions of ``pipeline.articles``, ``pipeline.refer
     search results --ParseSearch--> (title, urls) --MatchTitles--> search links --+   |
     articles --CitationLinks--> citation links ----------------------------------+|   |
     WARC/WET files --ReadRecords--> captures --CleanCaptures--> references        ||   |
-         --OneCapturePerUrl--> references --JoinByUrl (CoGroupByKey with links)--+    |
+         --JoinByUrl (CoGroupByKey with links; one capture per URL)---------------+    |
          --> (article id, link, reference) --AssembleArticles (CoGroupByKey)----------+
          --> self/clone filter --> rows --WriteShards--> articles-NNNNN-of-NNNNN.parquet
 
@@ -32,6 +32,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
 
 from pipeline import schemas
 from pipeline.articles import page_to_article
@@ -94,10 +97,22 @@ def dead(letter: DeadLetter) -> TaggedOutput:
     return TaggedOutput(DEAD, letter)
 
 
-def file_failed(path: str, where: str, exc: Exception):
-    """A file that stopped being readable at ``where``: what came before it has been kept."""
-    yield tally(FILES, "corrupt_file")
-    yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
+class Tallying(beam.DoFn):
+    """A DoFn for hot paths: tallies are summed per bundle and emitted once when it finishes,
+    instead of one element (and one counter update) per page."""
+
+    def start_bundle(self):
+        self._tallies: Counter = Counter()
+
+    def count(self, stage: str, outcome: str, n: int = 1) -> None:
+        self._tallies[(stage, outcome)] += n
+
+    def finish_bundle(self):
+        for (stage, outcome), n in sorted(self._tallies.items()):
+            Metrics.counter("wikisum.ingest", f"{stage}:{outcome}").inc(n)
+            yield TaggedOutput(TALLY, WindowedValue(((stage, outcome), n), MIN_TIMESTAMP,
+                                                    [GlobalWindow()]))
+        self._tallies = Counter()
 
 
 class _Progress:
@@ -121,23 +136,28 @@ class _Progress:
 # Articles
 
 
-class ReadPages(beam.DoFn):
+class ReadPages(Tallying):
     def process(self, path: str):
-        yield tally(FILES, IN)
+        self.count(FILES, IN)
         progress = _Progress("pages")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
                 for page in iter_pages(f):
                     progress.tick(path)
-                    yield tally(PAGES, IN)
+                    self.count(PAGES, IN)
                     yield path, page
         except DumpError as exc:
-            yield from file_failed(path, f"page #{exc.pages_read}", exc)
+            yield from self.file_failed(path, f"page #{exc.pages_read}", exc)
             return
-        yield tally(FILES, "read")
+        self.count(FILES, "read")
+
+    def file_failed(self, path: str, where: str, exc: Exception):
+        """A file that stopped being readable at ``where``: what came before it is kept."""
+        self.count(FILES, "corrupt_file")
+        yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
 
 
-class ParseArticles(beam.DoFn):
+class ParseArticles(Tallying):
     def __init__(self, lang: str):
         self.lang = lang
 
@@ -153,7 +173,7 @@ class ParseArticles(beam.DoFn):
         if isinstance(result, Article):
             yield result
             return
-        yield tally(PAGES, result)
+        self.count(PAGES, result)
         yield dead(DeadLetter(path, str(page.page_id), "", PAGES, result, error or page.title))
 
 
@@ -228,68 +248,64 @@ class MatchSearchTitles(beam.DoFn):
 # References
 
 
-class ReadRecords(beam.DoFn):
-    def __init__(self, max_bytes: int):
-        self.max_bytes = max_bytes
+class ReadAndCleanRecords(ReadPages):
+    """WARC/WET file -> cleaned references, keyed by URL.
 
-    def process(self, path: str):
-        yield tally(FILES, IN)
-        progress = _Progress("records")
-        try:
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                for rec in iter_records(f, path, max_bytes=self.max_bytes):
-                    progress.tick(path)
-                    yield tally(RECORDS, IN)
-                    if isinstance(rec, Skipped):
-                        # warcinfo/request/metadata/revisit never hold a page: counted, but not
-                        # written as dead letters (they are most records of a crawl).
-                        yield tally(RECORDS, f"not_a_page:{rec.record_type}")
-                    else:
-                        yield rec
-        except WarcError as exc:
-            yield from file_failed(path, f"offset {exc.offset}", exc)
-            return
-        yield tally(FILES, "read")
+    Reading and cleaning are fused: the captured bodies never cross a shuffle, and the work is
+    spread by file (a crawl has many thousands of files, each of about a gigabyte). On a few
+    huge files only, put a Reshuffle between ``iter_records`` and the cleaning instead.
+    """
 
-
-class CleanCaptures(beam.DoFn):
     def __init__(self, config: CleanConfig):
         self.config = config
 
-    def process(self, cap: Capture):
+    def process(self, path: str):
+        self.count(FILES, IN)
+        progress = _Progress("records")
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
+                    progress.tick(path)
+                    self.count(RECORDS, IN)
+                    if isinstance(rec, Skipped):
+                        # warcinfo/request/metadata/revisit never hold a page: counted, but not
+                        # written as dead letters (they are most records of a crawl).
+                        self.count(RECORDS, f"not_a_page:{rec.record_type}")
+                    else:
+                        yield from self.clean(rec)
+        except WarcError as exc:
+            yield from self.file_failed(path, f"offset {exc.offset}", exc)
+            return
+        self.count(FILES, "read")
+
+    def clean(self, cap: Capture):
         try:
             cleaned = clean_capture(cap, self.config)
         except Exception as exc:  # a page that crashes a library is a dead letter, not a crash
-            yield tally(RECORDS, "error")
+            self.count(RECORDS, "error")
             yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS, "error",
                                   f"{type(exc).__name__}: {exc}"[:1000]))
             return
         if cleaned.paragraphs:
-            yield tally(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
+            self.count(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
         for outcome, n in cleaned.paragraphs.items():
-            yield tally(PARAGRAPHS, outcome, n)
+            self.count(PARAGRAPHS, outcome, n)
         if cleaned.reference is None:
-            yield tally(RECORDS, cleaned.reason)
+            self.count(RECORDS, cleaned.reason)
             yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
                                   cleaned.reason, cleaned.error))
             return
-        yield tally(RECORDS, "kept")
-        yield tally(CAPTURES, IN)
+        self.count(RECORDS, "kept")
+        self.count(CAPTURES, IN)
         yield cleaned.reference.url, cleaned.reference
 
 
-def one_capture_per_url(item):
-    url, refs = item
-    keep, superseded = pick_capture(list(refs))
-    for ref in superseded:
-        yield tally(CAPTURES, "superseded_capture")
-        yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES,
-                              "superseded_capture", f"kept {keep.record_id}"))
-    yield url, keep
-
-
 def join_by_url(item):
-    """CoGroupByKey(url) of links and references -> (article id, (link, reference))."""
+    """CoGroupByKey(url) of links and cleaned captures -> (article id, (link, reference)).
+
+    One capture per URL is kept (``pick_capture``); choosing it here rather than in a shuffle of
+    its own saves a pass of every reference over the network.
+    """
     url, grouped = item
     links = sorted(grouped["links"], key=lambda link: (link.article_id, link.source, link.rank))
     refs = list(grouped["refs"])
@@ -301,7 +317,11 @@ def join_by_url(item):
             yield TaggedOutput(MISSING_CITATION if link.source == "citation" else MISSING_SEARCH,
                                url)
         return
-    (ref,) = refs
+    ref, superseded = pick_capture(refs)
+    for old in superseded:
+        yield tally(CAPTURES, "superseded_capture")
+        yield dead(DeadLetter(old.source_file, old.record_id, url, CAPTURES,
+                              "superseded_capture", f"kept {ref.record_id}"))
     if not links:
         yield tally(CAPTURES, "unreferenced")
         yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES, "unreferenced", ""))
@@ -488,16 +508,10 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
     record_files = ([(path, "warc") for path in warc_paths] + [(path, "wet") for path in wet_paths])
     records = (p | "RecordFiles" >> beam.Create([path for path, _ in record_files])
                | "SpreadRecordFiles" >> beam.Reshuffle()
-               | "ReadRecords" >> beam.ParDo(ReadRecords(config.clean.max_page_bytes))
-               .with_outputs(DEAD, TALLY, main="captures"))
-    cleaned = (records.captures | "SpreadCaptures" >> beam.Reshuffle()
-               | "CleanCaptures" >> beam.ParDo(CleanCaptures(config.clean)).with_outputs(
-                   DEAD, TALLY, main="references"))
-    unique = (cleaned.references | "GroupCapturesByUrl" >> beam.GroupByKey()
-              | "OneCapturePerUrl" >> beam.FlatMap(one_capture_per_url).with_outputs(
-                  DEAD, TALLY, main="references"))
+               | "ReadAndCleanRecords" >> beam.ParDo(ReadAndCleanRecords(config.clean))
+               .with_outputs(DEAD, TALLY, main="references"))
     # -- join
-    joined = ({"links": links, "refs": unique.references}
+    joined = ({"links": links, "refs": records.references}
               | "GroupByUrl" >> beam.CoGroupByKey()
               | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
                   DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
@@ -512,7 +526,7 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
          | "GroupShards" >> beam.GroupByKey()
          | "WriteShards" >> beam.ParDo(WriteShard(out, "articles", config.num_shards,
                                                   schemas.ARTICLES, lambda r: r["id"])))
-    dead_letters = ([pages[DEAD], parsed[DEAD], records[DEAD], cleaned[DEAD], unique[DEAD],
+    dead_letters = ([pages[DEAD], parsed[DEAD], records[DEAD],
                      joined[DEAD], rows[DEAD]] + search_dead | "AllDeadLetters" >> beam.Flatten())
     empty_dead = p | "AllDeadShards" >> beam.Create([(i, None) for i in range(DEAD_LETTER_SHARDS)])
     _ = ((dead_letters | "DeadLetterShard" >> beam.Map(
@@ -530,8 +544,8 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
              | f"Write_{tag}" >> beam.Map(
                  lambda urls, name=name: write_text(FileSystems.join(out, name),
                                                    "".join(u + "\n" for u in sorted(urls)))))
-    tallies = ([pages[TALLY], parsed[TALLY], cited[TALLY], records[TALLY], cleaned[TALLY],
-                unique[TALLY], joined[TALLY], rows[TALLY]] + search_tally
+    tallies = ([pages[TALLY], parsed[TALLY], cited[TALLY], records[TALLY],
+                joined[TALLY], rows[TALLY]] + search_tally
                | "AllTallies" >> beam.Flatten())
     _ = (tallies | "SumTallies" >> beam.CombinePerKey(sum)
          | "CollectTallies" >> beam.combiners.ToList()

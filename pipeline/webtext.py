@@ -10,6 +10,7 @@ The module is not called `html` so that it can never shadow the standard library
 from __future__ import annotations
 
 import codecs
+import queue
 import re
 import threading
 from collections.abc import Callable
@@ -255,20 +256,49 @@ def extract_main_text(
     return (text or "").strip()
 
 
+class _ExtractionThread:
+    """A long-lived daemon thread that runs extractions for one calling thread.
+
+    Starting a thread per page costs more than a small page's extraction; this one is reused.
+    A daemon, so that a runaway extraction never keeps the process from exiting.
+    """
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="extract_main_text", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            request = self.requests.get()
+            if request is None:  # retired after a timeout: finish and exit
+                return
+            function, outcome, done = request
+            try:
+                outcome["value"] = function()
+            except BaseException as error:  # handed to the waiting thread, which re-raises it
+                outcome["error"] = error
+            done.set()
+
+    def call(self, function: Callable[[], _T], timeout_s: float) -> tuple[bool, dict]:
+        outcome: dict[str, object] = {}
+        done = threading.Event()
+        self.requests.put((function, outcome, done))
+        return done.wait(timeout_s), outcome
+
+
+_workers = threading.local()
+
+
 def _call_with_timeout(function: Callable[[], _T], timeout_s: float) -> _T:
-    outcome: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = function()
-        except BaseException as error:  # handed to the waiting thread, which re-raises it
-            outcome["error"] = error
-
-    # A daemon thread, so that a runaway extraction never keeps the process from exiting.
-    helper = threading.Thread(target=target, name="extract_main_text", daemon=True)
-    helper.start()
-    helper.join(timeout_s)
-    if helper.is_alive():
+    worker = getattr(_workers, "thread", None)
+    if worker is None:
+        worker = _workers.thread = _ExtractionThread()
+    finished, outcome = worker.call(function, timeout_s)
+    if not finished:
+        # The worker is still busy with the runaway page: retire it (it exits once that page
+        # is done) and give this calling thread a fresh one.
+        worker.requests.put(None)
+        _workers.thread = None
         raise ExtractionTimeout(f"extraction took longer than {timeout_s} s")
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]

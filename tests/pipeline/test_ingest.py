@@ -235,17 +235,19 @@ def test_split_is_stable_and_roughly_80_10_10():
 # Transforms
 
 
-def test_one_capture_per_url_transform():
+def test_join_keeps_one_capture_per_url():
     old, new = _ref("u", "2019-01-01T00:00:00Z"), _ref("u", "2020-01-01T00:00:00Z")
-    other = _ref("v", "2019-01-01T00:00:00Z")
+    link = Link(1, "citation", 0)
     with BeamTestPipeline() as p:
-        out = (p | beam.Create([("u", old), ("u", new), ("v", other)])
-               | beam.GroupByKey()
-               | beam.FlatMap(ingest.one_capture_per_url).with_outputs(
-                   ingest.DEAD, ingest.TALLY, main="refs"))
-        assert_that(out.refs, equal_to([("u", new), ("v", other)]), label="kept")
-        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.reason)),
-                    equal_to([("u", "superseded_capture")]), label="dead")
+        out = ({"links": p | "L" >> beam.Create([("u", link)]),
+                "refs": p | "R" >> beam.Create([("u", old), ("u", new)])}
+               | beam.CoGroupByKey()
+               | beam.FlatMap(ingest.join_by_url).with_outputs(
+                   ingest.DEAD, ingest.TALLY, ingest.MISSING_CITATION, ingest.MISSING_SEARCH,
+                   main="found"))
+        assert_that(out.found, equal_to([(1, (link, new))]), label="kept")
+        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.reason, d.record)),
+                    equal_to([("u", "superseded_capture", old.record_id)]), label="dead")
 
 
 def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
