@@ -40,7 +40,7 @@ whole process tree (``wait4``), start-up included.
 
 Run by hand, never by CI (a full run takes a few minutes), after ``make setup``::
 
-    .venv/bin/python bench/ingest.py                 # 320 articles, > 2,000 pages
+    .venv/bin/python bench/ingest.py                 # 1,000 articles, about 6,900 pages
     .venv/bin/python bench/ingest.py --quick         # a small corpus, a smoke run
     .venv/bin/python bench/ingest.py --repeat 3 --work /tmp/wikisum-bench   # figures to keep
 
@@ -450,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, "
                         "removed afterwards); the corpus in it is reused if it matches")
-    parser.add_argument("--articles", type=int, help="articles to generate (default: 320, "
+    parser.add_argument("--articles", type=int, help="articles to generate (default: 1000, "
                         "or 40 with --quick)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default: 0)")
     parser.add_argument("--quick", action="store_true",
@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="results file (default: bench/results/ingest.json)")
     args = parser.parse_args(argv)
     if args.articles is None:
-        args.articles = 40 if args.quick else 320
+        args.articles = 40 if args.quick else 1000
     sys.path.insert(0, str(ROOT))
 
     tmp = None
