@@ -114,6 +114,11 @@ class Tallying(beam.DoFn):
                                                     [GlobalWindow()]))
         self._tallies = Counter()
 
+    def file_failed(self, path: str, where: str, exc: Exception):
+        """A file that stopped being readable at ``where``: what came before it is kept."""
+        self.count(FILES, "corrupt_file")
+        yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
+
 
 class _Progress:
     """Logs a records/s line at most every ``every_s`` seconds."""
@@ -150,11 +155,6 @@ class ReadPages(Tallying):
             yield from self.file_failed(path, f"page #{exc.pages_read}", exc)
             return
         self.count(FILES, "read")
-
-    def file_failed(self, path: str, where: str, exc: Exception):
-        """A file that stopped being readable at ``where``: what came before it is kept."""
-        self.count(FILES, "corrupt_file")
-        yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
 
 
 class ParseArticles(Tallying):
@@ -248,7 +248,7 @@ class MatchSearchTitles(beam.DoFn):
 # References
 
 
-class ReadAndCleanRecords(ReadPages):
+class ReadAndCleanRecords(Tallying):
     """WARC/WET file -> cleaned references, keyed by URL.
 
     Reading and cleaning are fused: the captured bodies never cross a shuffle, and the work is
