@@ -1,1 +1,50 @@
-"""Paragraph extractors: rank a WikiSum article's reference paragraphs (stage one, part two)."""
+"""Paragraph extractors: rank a WikiSum article's reference paragraphs (stage one, part two).
+
+One file per extractor, all behind the interface of ``extractors.base.Extractor``:
+``rank(title, paragraphs, target=None, sources=None) -> list[int]``, an order of the paragraphs'
+indices, best first, ties in original order. ``REGISTRY`` maps each name to a factory::
+
+    extractors.get("tfidf").rank("Bodmin", paragraphs)
+    extractors.get("learned", path="gs://bucket/learned.pkl").rank(title, paragraphs, sources=s)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from extractors.base import Extractor, Scorer
+from extractors.cheating import Cheating
+from extractors.identity import Identity
+from extractors.sumbasic import SumBasic
+from extractors.textrank import TextRank
+from extractors.tfidf import TfIdf
+
+
+def _load_learned(**kwargs) -> Extractor:
+    # Imported on demand: the learned extractor needs a trained model file, and its module
+    # imports Beam's file systems, which no other extractor needs.
+    return importlib.import_module("extractors.learned").load(**kwargs)
+
+
+REGISTRY: dict[str, Callable[..., Extractor]] = {
+    "identity": Identity,
+    "tfidf": TfIdf,
+    "textrank": TextRank,
+    "sumbasic": SumBasic,
+    "cheating": Cheating,
+    "learned": _load_learned,
+}
+NAMES = tuple(REGISTRY)
+
+
+def get(name: str, **kwargs) -> Extractor:
+    """A new extractor ``name``, built with ``kwargs`` (``learned`` needs ``path=``)."""
+    try:
+        factory = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown extractor {name!r}; valid names: {', '.join(NAMES)}") from None
+    return factory(**kwargs)
+
+
+__all__ = ["NAMES", "REGISTRY", "Extractor", "Scorer", "get"]

@@ -18,7 +18,6 @@ same tallies feed Beam counters (``wikisum.ingest`` namespace) for live monitori
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import time
@@ -27,7 +26,6 @@ from dataclasses import asdict, dataclass
 
 import apache_beam as beam
 import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
@@ -36,7 +34,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipeline import schemas
+from pipeline import schemas, shards
 from pipeline.articles import page_to_article
 from pipeline.dumps import DumpError, iter_pages
 from pipeline.records import (
@@ -411,17 +409,9 @@ class WriteShard(beam.DoFn):
     def process(self, item):
         index, rows = item
         rows = sorted((r for r in rows if r is not None), key=self.sort_key)
-        buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows, schema=self.schema), buf, compression="zstd")
         path = shard_name(self.out, self.table, index, self.total)
-        with FileSystems.create(path) as f:
-            f.write(buf.getvalue())
+        shards.write_table(path, rows, self.schema)
         yield path
-
-
-def write_text(path: str, text: str) -> None:
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(text.encode("utf-8"))
 
 
 def summarize(counts: list, config: IngestConfig) -> dict:
@@ -467,9 +457,7 @@ def clear_outputs(out: str) -> None:
     """Remove this job's own earlier outputs, so that a rerun with fewer shards leaves no stale
     shard behind. Nothing else in ``out`` is touched."""
     for pattern in ("articles/articles-*.parquet", "dead_letters/dead_letters-*.parquet"):
-        matched = FileSystems.match([FileSystems.join(out, pattern)])[0].metadata_list
-        if matched:
-            FileSystems.delete([m.path for m in matched])
+        shards.delete(FileSystems.join(out, pattern))
 
 
 def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_paths: list[str],
@@ -542,14 +530,14 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
         _ = (joined[tag] | f"Distinct_{tag}" >> beam.Distinct()
              | f"Collect_{tag}" >> beam.combiners.ToList()
              | f"Write_{tag}" >> beam.Map(
-                 lambda urls, name=name: write_text(FileSystems.join(out, name),
+                 lambda urls, name=name: shards.write_text(FileSystems.join(out, name),
                                                    "".join(u + "\n" for u in sorted(urls)))))
     tallies = ([pages[TALLY], parsed[TALLY], cited[TALLY], records[TALLY],
                 joined[TALLY], rows[TALLY]] + search_tally
                | "AllTallies" >> beam.Flatten())
     _ = (tallies | "SumTallies" >> beam.CombinePerKey(sum)
          | "CollectTallies" >> beam.combiners.ToList()
-         | "WriteSummary" >> beam.Map(lambda counts: write_text(
+         | "WriteSummary" >> beam.Map(lambda counts: shards.write_text(
              FileSystems.join(out, "summary.json"),
              json.dumps(summarize(counts, config), indent=1, sort_keys=True) + "\n")))
 
@@ -568,6 +556,4 @@ def run(config: IngestConfig, pipeline_options) -> dict:
              len(wiki_paths), len(warc_paths), len(wet_paths), config.out)
     with beam.Pipeline(options=pipeline_options) as p:
         build(p, config, wiki_paths, warc_paths, wet_paths)
-    with FileSystems.open(FileSystems.join(config.out, "summary.json"),
-                          compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        return json.loads(f.read().decode("utf-8"))
+    return json.loads(shards.read_text(FileSystems.join(config.out, "summary.json")))

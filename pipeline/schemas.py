@@ -108,3 +108,34 @@ DEAD_LETTERS = pa.schema([
 ], metadata={"wikisum.table": "dead_letters", "wikisum.format": str(FORMAT_VERSION)})
 
 ALL.update({"articles": ARTICLES, "dead_letters": DEAD_LETTERS})
+
+# ------------------------------------------------------------------------------------------
+# ``wikisum rank``: OUT/{train,dev,test}-NNNNN-of-NNNNN.parquet, one row per article, with the
+# token ids of everything (tokenised once) and every extractor x corpus ranking.
+
+PARAGRAPH = pa.struct([
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("ids", pa.list_(pa.int32()), nullable=False),
+    pa.field("reference", pa.int32(), nullable=False),  # index into the article's references
+    pa.field("sources", pa.list_(pa.string()), nullable=False),
+])
+
+RANKING = pa.struct([
+    pa.field("extractor", pa.string(), nullable=False),
+    pa.field("corpus", pa.string(), nullable=False),
+    pa.field("order", pa.list_(pa.int32()), nullable=False),  # indices into `paragraphs`
+])
+
+RANKED = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("split", pa.string(), nullable=False),
+    pa.field("title_ids", pa.list_(pa.int32()), nullable=False),
+    pa.field("lead", pa.string(), nullable=False),
+    pa.field("lead_ids", pa.list_(pa.int32()), nullable=False),
+    pa.field("reference_urls", pa.list_(pa.string()), nullable=False),
+    pa.field("paragraphs", pa.list_(PARAGRAPH), nullable=False),
+    pa.field("rankings", pa.list_(RANKING), nullable=False),
+], metadata={"wikisum.table": "ranked", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL["ranked"] = RANKED

@@ -14,8 +14,8 @@ HELP = "run the whole system on the generated sample corpus"
 DESCRIPTION = """\
 Run every stage of wikisum on a generated sample corpus and print where the outputs are:
 
-  1. sample  generate the input corpus                     -> OUT/sample
-  2. ingest  Beam job (DirectRunner): articles + references -> OUT/ingest
+  1. sample  generate the input corpus                          -> OUT/sample
+  2. build   ingest + vocab + rank (Beam jobs on the DirectRunner) -> OUT/build
 """
 
 
@@ -28,6 +28,8 @@ def add_parser(subparsers) -> None:
                    help="articles in the sample corpus (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the sample corpus (default: %(default)s)")
+    p.add_argument("--vocab-size", type=int, default=4000, metavar="N",
+                   help="subword vocabulary size for the small sample (default: %(default)s)")
     p.set_defaults(func=run)
 
 
@@ -35,16 +37,16 @@ def run(args: argparse.Namespace) -> int:
     from workflows import cli  # the demo runs the same commands a user would
 
     out = Path(args.out)
-    sample, ingested = out / "sample", out / "ingest"
+    sample, built = out / "sample", out / "build"
     start = time.perf_counter()
     steps = [
         ("sample", ["sample", "--out", str(sample), "--articles", str(args.articles),
                     "--seed", str(args.seed)]),
-        ("ingest", ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
-                    "--warc", str(sample / "warc" / "*.warc.gz"),
-                    "--wet", str(sample / "wet" / "*.warc.wet.gz"),
-                    "--search-results", str(sample / "search_results.jsonl"),
-                    "--out", str(ingested)]),
+        ("build", ["build", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+                   "--warc", str(sample / "warc" / "*.warc.gz"),
+                   "--wet", str(sample / "wet" / "*.warc.wet.gz"),
+                   "--search-results", str(sample / "search_results.jsonl"),
+                   "--out", str(built), "--vocab-size", str(args.vocab_size)]),
     ]
     for i, (name, argv) in enumerate(steps, 1):
         print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
             return status
     print(f"\ndemo finished in {time.perf_counter() - start:.1f}s\n"
           f"  sample corpus:  {sample} (ground truth: {sample / 'manifest.json'})\n"
-          f"  article shards: {ingested / 'articles'}\n"
-          f"  accounting:     {ingested / 'summary.json'}, {ingested / 'dead_letters'}")
+          f"  ingest:         {built / 'ingest'} (summary.json, dead_letters/)\n"
+          f"  vocabulary:     {built / 'vocab.model'}\n"
+          f"  training data:  {built / 'data'} (dataset.json, train/dev/test shards)")
     return 0

@@ -37,6 +37,13 @@ Beam pipeline options are passed through, e.g.:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("ingest", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.set_defaults(func=run, beam_args=True)
+
+
+def add_arguments(p) -> None:
+    """The job's options, shared with `wikisum build`."""
     p.add_argument("--wiki", required=True, action="append", metavar="DUMP[,DUMP...]",
                    help="pages-articles XML dump(s), plain, .bz2 or .gz (repeatable)")
     p.add_argument("--warc", action="append", default=[], metavar="GLOB",
@@ -45,7 +52,6 @@ def add_parser(subparsers) -> None:
                    help="WET files with text conversions (repeatable)")
     p.add_argument("--search-results", metavar="JSONL",
                    help='search results, one {"title": ..., "urls": [...]} per line')
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--clone-threshold", type=float, default=0.5, metavar="R",
                    help="drop a reference whose unigram recall of the lead exceeds R "
                         "(default: %(default)s)")
@@ -60,16 +66,15 @@ def add_parser(subparsers) -> None:
                         "(default: %(default)s)")
     p.add_argument("--min-words", type=int, default=CleanConfig.min_words, metavar="N",
                    help="paragraphs with fewer words are dropped (default: %(default)s)")
-    p.set_defaults(func=run, beam_args=True)
 
 
-def config_from_args(args) -> ingest.IngestConfig:
+def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
     if not 0.0 <= args.clone_threshold <= 1.0:
         raise SystemExit("wikisum ingest: --clone-threshold must be between 0 and 1")
     if args.num_shards < 1:
         raise SystemExit("wikisum ingest: --num-shards must be at least 1")
     return ingest.IngestConfig(
-        wiki=tuple(args.wiki), out=args.out, warc=tuple(args.warc), wet=tuple(args.wet),
+        wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results, clone_threshold=args.clone_threshold,
         num_shards=args.num_shards, lang=args.lang,
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,

@@ -18,10 +18,10 @@ def subcommands() -> list[str]:
 
 
 def test_lists_exactly_the_subcommands_that_exist():
-    assert subcommands() == ["sample", "ingest", "demo"]
+    assert subcommands() == ["sample", "ingest", "vocab", "rank", "build", "demo"]
 
 
-@pytest.mark.parametrize("command", ["sample", "ingest", "demo"])
+@pytest.mark.parametrize("command", ["sample", "ingest", "vocab", "rank", "build", "demo"])
 def test_every_help_names_outputs_and_defaults(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main([command, "--help"])
@@ -60,10 +60,12 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     assert cli.main(["demo", "--out", str(tmp_path / "demo"), "--articles", "6"]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path / "demo" / "sample") in out
-    assert str(tmp_path / "demo" / "ingest" / "articles") in out
+    assert str(tmp_path / "demo" / "build" / "data") in out
     assert (tmp_path / "demo" / "sample" / "manifest.json").is_file()
-    summary = json.loads((tmp_path / "demo" / "ingest" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "demo" / "build" / "ingest" / "summary.json").read_text())
     assert summary["balanced"] and summary["stages"]["pages"]["kept"] == 6
+    info = json.loads((tmp_path / "demo" / "build" / "data" / "dataset.json").read_text())
+    assert sum(info["rows"].values()) == 6 and "learned" in info["extractors"]
 
 
 def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path):

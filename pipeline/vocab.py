@@ -1,0 +1,96 @@
+"""The subword vocabulary shared by inputs and targets (paper: 32k subwords), with sentencepiece.
+
+Training text is a deterministic sample of the train split's leads and reference paragraphs:
+the ``max_texts`` texts with the smallest stable hash. A bounded heap keeps memory fixed however
+large the corpus, and the sample does not depend on file or row order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import logging
+from dataclasses import dataclass
+
+import sentencepiece as spm
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline import shards
+from pipeline.records import stable_hash
+
+log = logging.getLogger("wikisum.vocab")
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
+TITLE_SEP = "<t>"  # between the title and the ranked paragraphs of a model input
+SEP = "<sep>"  # between input and target in decoder-only models (T-D, T-DMCA)
+DEFAULT_SIZE = 32000
+DEFAULT_MAX_TEXTS = 300_000
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    pad: int
+    unk: int
+    bos: int
+    eos: int
+    title_sep: int
+    sep: int
+
+
+def special_ids(sp: spm.SentencePieceProcessor) -> SpecialIds:
+    return SpecialIds(sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id(),
+                      sp.piece_to_id(TITLE_SEP), sp.piece_to_id(SEP))
+
+
+def ingest_shards(ingest_dir: str) -> list[str]:
+    return shards.require(FileSystems.join(ingest_dir, "articles", "articles-*.parquet"),
+                          "run `wikisum ingest` first")
+
+
+def training_texts(ingest_dir: str, max_texts: int = DEFAULT_MAX_TEXTS,
+                   split: str = "train") -> list[str]:
+    """The ``max_texts`` leads and paragraphs of ``split`` with the smallest stable hash."""
+    heap: list[tuple[int, str]] = []  # max-heap by hash, via negation
+    seen = 0
+    for row in shards.iter_rows(ingest_shards(ingest_dir), ["split", "lead", "references"]):
+        if row["split"] != split:
+            continue
+        texts = [row["lead"]] + [p for ref in row["references"] for p in ref["paragraphs"]]
+        for text in texts:
+            seen += 1
+            key = -stable_hash(text)
+            if len(heap) < max_texts:
+                heapq.heappush(heap, (key, text))
+            elif key > heap[0][0]:
+                heapq.heapreplace(heap, (key, text))
+    if not heap:
+        raise ValueError(f"no {split} article in {ingest_dir}: nothing to train a vocabulary on")
+    log.info("vocab: %d of %d %s texts sampled", len(heap), seen, split)
+    return [text for _, text in sorted(heap, reverse=True)]
+
+
+def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE) -> SpecialIds:
+    """Train a unigram sentencepiece model on ``texts`` and write it to ``out_path``.
+
+    ``size`` is an upper bound: on a small corpus sentencepiece stops at the number of pieces
+    the text supports (``hard_vocab_limit=False``) instead of failing.
+    """
+    model = io.BytesIO()
+    lines = [line for text in texts for line in text.split("\n") if line.strip()]
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=model, vocab_size=size,
+        model_type="unigram", character_coverage=0.9995, hard_vocab_limit=False,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3, user_defined_symbols=[TITLE_SEP, SEP],
+        max_sentence_length=16384, input_sentence_size=len(lines), shuffle_input_sentence=False,
+        num_threads=1, minloglevel=2)
+    with FileSystems.create(out_path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        f.write(model.getvalue())  # bytes, so not shards.write_text
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    log.info("vocab: %d pieces -> %s", sp.get_piece_size(), out_path)
+    return special_ids(sp)
+
+
+def load(path: str) -> spm.SentencePieceProcessor:
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return spm.SentencePieceProcessor(model_proto=f.read())

@@ -1,0 +1,54 @@
+import sys
+import types
+
+import pytest
+
+import extractors
+from extractors.base import Extractor, Scorer
+
+
+def test_names_in_registry_order():
+    assert extractors.NAMES == ("identity", "tfidf", "textrank", "sumbasic", "cheating", "learned")
+    assert tuple(extractors.REGISTRY) == extractors.NAMES
+
+
+@pytest.mark.parametrize("name", ["identity", "tfidf", "textrank", "sumbasic", "cheating"])
+def test_get_builds_an_extractor_of_that_name(name):
+    extractor = extractors.get(name)
+    assert isinstance(extractor, Extractor)
+    assert extractor.name == name
+    paragraphs = ["The fox ran.", "A dog slept.", "The fox and the dog."]
+    order = extractor.rank("Fox", paragraphs, target="The fox ran away.",
+                           sources=["citation", "search", "search"])
+    assert sorted(order) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("name", ["tfidf", "textrank", "cheating"])
+def test_scorers_rank_by_their_scores(name):
+    extractor = extractors.get(name)
+    assert isinstance(extractor, Scorer)
+    paragraphs = ["The fox ran.", "A dog slept.", "The fox and the dog ran.", "A fox."]
+    scores = extractor.scores("Fox", paragraphs, "The fox ran away.")
+    assert scores.shape == (4,)
+    order = extractor.rank("Fox", paragraphs, target="The fox ran away.")
+    assert [scores[i] for i in order] == sorted(scores, reverse=True)
+
+
+def test_unknown_name_lists_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown extractor 'lexrank'.*identity, tfidf"):
+        extractors.get("lexrank")
+
+
+def test_learned_is_loaded_on_demand_with_its_arguments(monkeypatch):
+    loaded = []
+    fake = types.ModuleType("extractors.learned")
+
+    def load(path):
+        loaded.append(path)
+        return extractors.get("identity")
+
+    fake.load = load
+    monkeypatch.setitem(sys.modules, "extractors.learned", fake)
+    extractor = extractors.get("learned", path="/models/learned.pkl")
+    assert loaded == ["/models/learned.pkl"]
+    assert extractor.rank("Fox", ["a", "b"]) == [0, 1]

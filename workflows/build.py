@@ -1,0 +1,70 @@
+"""``wikisum build``: ingest, vocab and rank in sequence with one set of options."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipeline import ingest, rank, vocab
+from workflows import ingest as ingest_cmd
+from workflows import rank as rank_cmd
+
+HELP = "ingest + vocab + rank in one go: from dump and crawl to training shards"
+DESCRIPTION = """\
+Run the three stage-one jobs in sequence with one set of options:
+
+  OUT/ingest        `wikisum ingest` (articles + references, clone-filtered)
+  OUT/vocab.model   `wikisum vocab` (sentencepiece, shared by inputs and targets)
+  OUT/data          `wikisum rank` (training shards with every extractor x corpus ranking;
+                    the learned extractor is fitted first unless --no-learned)
+
+The trainers read OUT/data (pipeline.loader.Dataset).
+"""
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("build", help=HELP, description=DESCRIPTION,
+                              epilog="Beam pipeline options are passed through to both Beam "
+                                     "jobs (see `wikisum ingest --help`).",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    ingest_cmd.add_arguments(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--vocab-size", type=int, default=vocab.DEFAULT_SIZE, metavar="N",
+                   help="vocabulary size, an upper bound (default: %(default)s)")
+    p.add_argument("--max-texts", type=int, default=vocab.DEFAULT_MAX_TEXTS, metavar="N",
+                   help="texts sampled to train the vocabulary (default: %(default)s)")
+    p.add_argument("--no-learned", dest="train_learned", action="store_false",
+                   help="do not fit the learned extractor")
+    rank_cmd.add_arguments(p)
+    p.set_defaults(func=run, beam_args=True, train_learned=True)
+
+
+def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
+    logging.getLogger("wikisum").setLevel(logging.INFO)
+    options = PipelineOptions(beam_argv or [])
+    ingest_dir = FileSystems.join(args.out, "ingest")
+    vocab_path = FileSystems.join(args.out, "vocab.model")
+    data_dir = FileSystems.join(args.out, "data")
+    try:
+        print(f"build [1/3] ingest -> {ingest_dir}", flush=True)
+        summary = ingest.run(ingest_cmd.config_from_args(args, ingest_dir), options)
+        print(ingest_cmd.format_summary(summary, ingest_dir))
+        if not summary["balanced"]:
+            print("build: ingest accounting is not balanced; stopping")
+            return 1
+        print(f"build [2/3] vocab -> {vocab_path}", flush=True)
+        vocab.train_vocab(vocab.training_texts(ingest_dir, args.max_texts), vocab_path,
+                          args.vocab_size)
+        print(f"build [3/3] rank -> {data_dir}", flush=True)
+        model = rank_cmd.learned_model(args, ingest_dir, data_dir)
+        info = rank.run(rank.RankConfig(ingest_dir, vocab_path, data_dir, model,
+                                        args.rank_shards), options)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"wikisum build: {exc}") from exc
+    print(f"build finished: {info['rows']} articles, {info['vocab_size']} subwords, "
+          f"extractors {', '.join(info['extractors'])} x corpora "
+          f"{', '.join(info['corpora'])}\n  training shards: {data_dir}")
+    return 0 if info["errors"] == 0 else 1
