@@ -75,6 +75,7 @@ from sumy.summarizers.sum_basic import SumBasicSummarizer  # noqa: E402
 from sumy.summarizers.text_rank import TextRankSummarizer  # noqa: E402
 
 import extractors  # noqa: E402
+from bench.machine import cpu_model  # noqa: E402
 from extractors import sumbasic  # noqa: E402
 from extractors.base import count_matrix, order_by_score  # noqa: E402
 from pipeline.text import words  # noqa: E402
@@ -214,13 +215,7 @@ def machine_info() -> dict:
     import sklearn
     import sumy
 
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f
-                        if line.startswith("model name")), "")
-    except OSError:
-        pass
+    cpu = cpu_model()
     return {
         "nproc": os.cpu_count(),
         "cpu": cpu,

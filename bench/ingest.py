@@ -395,13 +395,9 @@ def machine_info() -> dict:
     import trafilatura
     import warcio
 
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f
-                        if line.startswith("model name")), "")
-    except OSError:
-        pass
+    from bench.machine import cpu_model
+
+    cpu = cpu_model()
     return {
         "nproc": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
@@ -467,7 +463,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.articles is None:
         args.articles = 40 if args.quick else 1000
     sys.path.insert(0, str(ROOT))
-
     tmp = None
     if args.work is None:
         tmp = tempfile.TemporaryDirectory(prefix="wikisum-bench-")
