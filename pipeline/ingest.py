@@ -395,6 +395,16 @@ class AssembleArticles(beam.DoFn):
 # Writing
 
 
+def article_shards_pattern(out: str) -> str:
+    """The glob of the article shards an ingest run wrote into ``out``."""
+    return FileSystems.join(out, "articles", "articles-*.parquet")
+
+
+def article_shards(out: str) -> list[str]:
+    """The article shards of an ingest output; a clear error when there are none."""
+    return shards.require(article_shards_pattern(out), "run `wikisum ingest` first")
+
+
 def shard_name(out: str, table: str, index: int, total: int) -> str:
     return FileSystems.join(out, table, f"{table}-{index:05d}-of-{total:05d}.parquet")
 
@@ -446,7 +456,7 @@ def expand_patterns(patterns) -> list[str]:
             piece = piece.strip()
             if not piece:
                 continue
-            matched = [m.path for m in FileSystems.match([piece])[0].metadata_list]
+            matched = shards.match(piece)
             if not matched:
                 raise FileNotFoundError(f"no input file matches {piece!r}")
             paths.extend(matched)

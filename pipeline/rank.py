@@ -22,7 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 import extractors
-from pipeline import schemas, shards, vocab
+from pipeline import ingest, schemas, shards, vocab
 from pipeline.ingest import DEAD, WriteShard, tally
 from pipeline.records import DeadLetter, stable_hash
 
@@ -129,7 +129,7 @@ class WriteSplitShard(beam.DoFn):
 
 
 def build(p: beam.Pipeline, config: RankConfig) -> None:
-    pattern = FileSystems.join(config.ingest_dir, "articles", "articles-*.parquet")
+    pattern = ingest.article_shards_pattern(config.ingest_dir)
     ranked = (p | "ReadIngestShards" >> beam.io.ReadFromParquet(pattern)
               | "RankArticles" >> beam.ParDo(RankArticles(config)).with_outputs(
                   DEAD, "tally", main="rows"))
@@ -149,8 +149,7 @@ def build(p: beam.Pipeline, config: RankConfig) -> None:
 
 def run(config: RankConfig, pipeline_options) -> dict:
     """Run the job, then write and return ``dataset.json`` (what the shards hold)."""
-    shards.require(FileSystems.join(config.ingest_dir, "articles", "articles-*.parquet"),
-                   "run `wikisum ingest` first")
+    ingest.article_shards(config.ingest_dir)
     sp = vocab.load(config.vocab)
     for split in SPLITS:
         shards.delete(FileSystems.join(config.out, f"{split}-*.parquet"))

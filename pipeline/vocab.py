@@ -16,7 +16,7 @@ import sentencepiece as spm
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import shards
+from pipeline import ingest, shards
 from pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.vocab")
@@ -43,17 +43,12 @@ def special_ids(sp: spm.SentencePieceProcessor) -> SpecialIds:
                       sp.piece_to_id(TITLE_SEP), sp.piece_to_id(SEP))
 
 
-def ingest_shards(ingest_dir: str) -> list[str]:
-    return shards.require(FileSystems.join(ingest_dir, "articles", "articles-*.parquet"),
-                          "run `wikisum ingest` first")
-
-
 def training_texts(ingest_dir: str, max_texts: int = DEFAULT_MAX_TEXTS,
                    split: str = "train") -> list[str]:
     """The ``max_texts`` leads and paragraphs of ``split`` with the smallest stable hash."""
     heap: list[tuple[int, str]] = []  # max-heap by hash, via negation
     seen = 0
-    for row in shards.iter_rows(ingest_shards(ingest_dir), ["split", "lead", "references"]):
+    for row in shards.iter_rows(ingest.article_shards(ingest_dir), ["split", "lead", "references"]):
         if row["split"] != split:
             continue
         texts = [row["lead"]] + [p for ref in row["references"] for p in ref["paragraphs"]]

@@ -9,7 +9,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from extractors import learned
-from pipeline import rank, shards
+from pipeline import ingest, rank, shards
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
 DESCRIPTION = """\
@@ -55,9 +55,8 @@ def learned_model(args, ingest_dir: str, out: str) -> str | None:
     if not args.train_learned:
         return args.learned
     path = FileSystems.join(out, "learned.pkl")
-    rows = shards.iter_rows(shards.require(
-        FileSystems.join(ingest_dir, "articles", "articles-*.parquet"),
-        "run `wikisum ingest` first"), ["title", "split", "lead", "references"])
+    rows = shards.iter_rows(ingest.article_shards(ingest_dir),
+                            ["title", "split", "lead", "references"])
     model = learned.train((r for r in rows if r["split"] == "train"), args.learned_articles)
     model.save(path)
     print(f"learned extractor: fitted on {model.info['paragraphs']} paragraphs of "

@@ -42,6 +42,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pipeline import schemas
+from pipeline.clones import lead_recall
 from pipeline.sample import pages, world
 from pipeline.sample.pages import Citation, Site
 from pipeline.sample.world import Entity
@@ -137,15 +138,6 @@ class ArticlePlan:
             ref.raw_url = raw_url
         if source == "search" and url not in self.search_urls:
             self.search_urls.append(url)
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[^\W_]+", text.lower()))
-
-
-def lead_recall(lead: str, text: str) -> float:
-    lead_words = _words(lead)
-    return len(lead_words & _words(text)) / len(lead_words) if lead_words else 0.0
 
 
 def wikipedia_url(title: str, host: str = "en.wikipedia.org") -> str:
