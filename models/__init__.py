@@ -1,1 +1,55 @@
-"""Abstractive models that write a Wikipedia lead from the ranked reference text (stage two)."""
+"""Abstractive models that write a Wikipedia lead from the ranked reference text (stage two).
+
+    model = models.build("t-dmca", preset="tiny", vocab_size=4000)
+    loaded = models.load("runs/t-dmca")          # model + config + tokenizer from a run
+
+Every model implements the interface of :mod:`models.base` (``forward`` for training; ``start``,
+``step`` and ``reorder`` for decoding). One module per family; each exposes
+``build(name, preset, **overrides)`` and ``from_config(name, config_dict)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> module of its family. Imported lazily so that `import models` stays cheap.
+FAMILIES = {
+    "t-ed": "models.transformer",
+    "t-d": "models.transformer",
+    "t-dmca": "models.transformer",
+    "seq2seq": "models.recurrent",
+    "attexp": "models.recurrent",
+    "adadec": "models.recurrent",
+    "adadec+attexp": "models.recurrent",
+}
+NAMES = list(FAMILIES)
+PRESETS = ("tiny", "base", "paper")
+
+
+def family(name: str):
+    if name not in FAMILIES:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(NAMES)}")
+    return importlib.import_module(FAMILIES[name])
+
+
+def build(name: str, preset: str = "base", **overrides):
+    """A freshly initialised model ``name`` of size ``preset``, any config field overridden."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    return family(name).build(name, preset, **overrides)
+
+
+def from_config(name: str, config: dict):
+    """The model ``name`` rebuilt from a saved config dict (as in a checkpoint)."""
+    return family(name).from_config(name, config)
+
+
+def load(path: str, device: str = "cpu"):
+    """A trained model from a run directory or checkpoint file: see :func:`models.training.load`.
+
+    Returns a ``Loaded`` with ``.model`` (eval mode), ``.config``, ``.train_config`` and
+    ``.tokenizer`` (the run's sentencepiece model).
+    """
+    from models import training
+
+    return training.load(path, device=device)

@@ -25,7 +25,8 @@ class Example:
     id: int
     title: str
     inputs: list[int]
-    targets: list[int]
+    targets: list[int]  # the lead's ids, without </s>
+    exemplar: list[int] | None = None  # the retrieved training target's ids (AdaDec, AttExp)
 
 
 def ranking(row: dict, extractor: str, corpus: str) -> list[int]:

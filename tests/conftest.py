@@ -31,6 +31,26 @@ def sample_corpus(tmp_path_factory) -> tuple[Path, dict]:
     return out, manifest
 
 
+@pytest.fixture(scope="session")
+def built_sample(sample_corpus, tmp_path_factory) -> tuple[Path, dict]:
+    """``wikisum build`` on the sample corpus, run once per test session: (OUT, manifest).
+
+    OUT holds ingest/, vocab.model (3,000 subwords at most) and data/ (two shards a split).
+    Read it, never write into it: other tests share it.
+    """
+    from workflows import cli
+
+    sample, manifest = sample_corpus
+    out = tmp_path_factory.mktemp("build")
+    status = cli.main(["build", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+                       "--warc", str(sample / "warc" / "*.warc.gz"),
+                       "--wet", str(sample / "wet" / "*.warc.wet.gz"),
+                       "--search-results", str(sample / "search_results.jsonl"),
+                       "--out", str(out), "--vocab-size", "3000", "--rank-shards", "2"])
+    assert status == 0
+    return out, manifest
+
+
 def pytest_sessionfinish(session, exitstatus):
     # A suite whose every test was skipped or deselected exits 0; for CI that is a suite that
     # tested nothing, so it fails like pytest's own "no tests ran" (exit code 5).

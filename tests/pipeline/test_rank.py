@@ -58,16 +58,8 @@ def test_corpus_indices():
 
 
 @pytest.fixture(scope="module")
-def built(sample_corpus, tmp_path_factory):
-    sample, manifest = sample_corpus
-    out = tmp_path_factory.mktemp("build")
-    status = cli.main(["build", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
-                       "--warc", str(sample / "warc" / "*.warc.gz"),
-                       "--wet", str(sample / "wet" / "*.warc.wet.gz"),
-                       "--search-results", str(sample / "search_results.jsonl"),
-                       "--out", str(out), "--vocab-size", "3000", "--rank-shards", "2"])
-    assert status == 0
-    return out, manifest
+def built(built_sample):
+    return built_sample
 
 
 def test_vocab_has_the_special_pieces(built):
