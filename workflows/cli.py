@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workflows import build, demo, ingest, rank, sample, vocab
+from workflows import build, demo, ingest, rank, report, sample, vocab
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, ingest, vocab, rank, build, demo]
+COMMANDS = [sample, ingest, vocab, rank, build, report, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited

@@ -7,6 +7,7 @@ grows as the system does (sample -> ingest -> rank -> report -> train -> decode 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -16,6 +17,8 @@ Run every stage of wikisum on a generated sample corpus and print where the outp
 
   1. sample  generate the input corpus                          -> OUT/sample
   2. build   ingest + vocab + rank (Beam jobs on the DirectRunner) -> OUT/build
+  3. report  compare the extractors (dev split, or the first split with articles)
+                                                                -> OUT/report/report.html
 """
 
 
@@ -37,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from workflows import cli  # the demo runs the same commands a user would
 
     out = Path(args.out)
-    sample, built = out / "sample", out / "build"
+    sample, built, report = out / "sample", out / "build", out / "report"
     start = time.perf_counter()
     steps = [
         ("sample", ["sample", "--out", str(sample), "--articles", str(args.articles),
@@ -47,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
                    "--wet", str(sample / "wet" / "*.warc.wet.gz"),
                    "--search-results", str(sample / "search_results.jsonl"),
                    "--out", str(built), "--vocab-size", str(args.vocab_size)]),
+        ("report", lambda: ["report", "--data", str(built / "data"), "--out", str(report),
+                            "--split", report_split(built / "data")]),
     ]
     for i, (name, argv) in enumerate(steps, 1):
+        argv = argv() if callable(argv) else argv  # a later step's options read earlier outputs
         print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
         status = cli.main(argv)
         if status:
@@ -58,5 +64,13 @@ def run(args: argparse.Namespace) -> int:
           f"  sample corpus:  {sample} (ground truth: {sample / 'manifest.json'})\n"
           f"  ingest:         {built / 'ingest'} (summary.json, dead_letters/)\n"
           f"  vocabulary:     {built / 'vocab.model'}\n"
-          f"  training data:  {built / 'data'} (dataset.json, train/dev/test shards)")
+          f"  training data:  {built / 'data'} (dataset.json, train/dev/test shards)\n"
+          f"  extractor report: {report / 'report.html'} (open in a browser; "
+          f"report.md, metrics.json)")
     return 0
+
+
+def report_split(data: Path) -> str:
+    """dev, unless a tiny sample left it empty: then the first split with articles."""
+    rows = json.loads((data / "dataset.json").read_text())["rows"]
+    return next((s for s in ("dev", "test", "train") if rows.get(s)), "dev")

@@ -18,10 +18,10 @@ def subcommands() -> list[str]:
 
 
 def test_lists_exactly_the_subcommands_that_exist():
-    assert subcommands() == ["sample", "ingest", "vocab", "rank", "build", "demo"]
+    assert subcommands() == ["sample", "ingest", "vocab", "rank", "build", "report", "demo"]
 
 
-@pytest.mark.parametrize("command", ["sample", "ingest", "vocab", "rank", "build", "demo"])
+@pytest.mark.parametrize("command", ["sample", "ingest", "vocab", "rank", "build", "report", "demo"])
 def test_every_help_names_outputs_and_defaults(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main([command, "--help"])
@@ -66,6 +66,9 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     assert summary["balanced"] and summary["stages"]["pages"]["kept"] == 6
     info = json.loads((tmp_path / "demo" / "build" / "data" / "dataset.json").read_text())
     assert sum(info["rows"].values()) == 6 and "learned" in info["extractors"]
+    assert str(tmp_path / "demo" / "report" / "report.html") in out
+    metrics = json.loads((tmp_path / "demo" / "report" / "metrics.json").read_text())
+    assert metrics["articles"] >= 1
 
 
 def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path):
