@@ -7,14 +7,22 @@ a batch of rows at a time with pyarrow, never a whole split in memory.
     data = Dataset("build/data")
     for ex in data.examples("train", extractor="tfidf", corpus="combined", max_input_tokens=500):
         ex.inputs, ex.targets
+
+Headline-pair datasets (``wikisum convert-pairs``, dataset.json ``"kind": "pairs"``) read the
+same way; the input is the source's ids cut to L, and extractor and corpus are ignored:
+
+    for ex in Dataset("build/gigaword").examples("train", max_input_tokens=100, exemplars=True):
+        ex.inputs, ex.targets, ex.exemplar  # exemplar: see `wikisum exemplars`
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import shards
@@ -58,8 +66,28 @@ def ranked_texts(row: dict, extractor: str, corpus: str) -> list[str]:
     return [row["paragraphs"][i]["text"] for i in ranking(row, extractor, corpus)]
 
 
+KINDS = ("ranked", "pairs")  # dataset.json "kind"; absent means "ranked"
+
+
+def exemplars_path(data_dir: str, split: str) -> str:
+    """Where ``wikisum exemplars`` writes the retrieved exemplar of each ``split`` example."""
+    return FileSystems.join(data_dir, f"exemplars-{split}.parquet")
+
+
+def _read_columns(path: str, columns: list[str]):
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return pq.read_table(f, columns=columns)
+
+
 class Dataset:
-    """A directory written by ``wikisum rank``: shards per split and ``dataset.json``."""
+    """A directory of shards per split and ``dataset.json``: written by ``wikisum rank``
+    (WikiSum articles, kind "ranked") or ``wikisum convert-pairs`` (headline pairs, "pairs").
+
+    With ``examples(..., exemplars=True)`` each example carries the target ids of the training
+    example retrieved for it (``wikisum exemplars``). Those targets are loaded once per Dataset,
+    on first use, into a dict train id -> ids holding every train example that an exemplars
+    file refers to (at most the whole train split's targets); the split being read streams.
+    """
 
     def __init__(self, data_dir: str):
         self.dir = data_dir
@@ -68,8 +96,18 @@ class Dataset:
             self.info = json.loads(shards.read_text(info_path))
         except (FileNotFoundError, OSError) as exc:
             raise FileNotFoundError(f"{info_path} not found: is {data_dir} the output of "
-                                    "`wikisum rank` (or `wikisum build`)?") from exc
+                                    "`wikisum rank` (or `wikisum build`, or `wikisum "
+                                    "convert-pairs`)?") from exc
         self.special_ids = self.info["special_ids"]
+        self.kind = self.info.get("kind", "ranked")
+        if self.kind not in KINDS:
+            raise ValueError(f"{info_path}: unknown dataset kind {self.kind!r}; expected one "
+                             f"of {KINDS}")
+        self._exemplar_targets: dict[int, tuple[int, ...]] | None = None
+
+    @property
+    def target_column(self) -> str:
+        return "target_ids" if self.kind == "pairs" else "lead_ids"
 
     def files(self, split: str) -> list[str]:
         return shards.match(FileSystems.join(self.dir, f"{split}-*.parquet"))
@@ -80,8 +118,29 @@ class Dataset:
             raise FileNotFoundError(f"no {split} shards in {self.dir}")
         return shards.iter_rows(files, columns)
 
-    def examples(self, split: str, extractor: str, corpus: str,
-                 max_input_tokens: int) -> Iterator[Example]:
+    def examples(self, split: str, extractor: str | None = None, corpus: str | None = None,
+                 max_input_tokens: int | None = None, *,
+                 exemplars: bool = False) -> Iterator[Example]:
+        """The split's examples in shard order; for pairs, extractor and corpus are ignored and
+        ``max_input_tokens`` None keeps whole sources. ``exemplars``: attach each example's
+        retrieved training target (``Example.exemplar``)."""
+        if self.kind == "pairs":
+            stream = self._pair_examples(split, max_input_tokens)
+        else:
+            stream = self._ranked_examples(split, extractor, corpus, max_input_tokens)
+        yield from self._with_exemplars(split, stream) if exemplars else stream
+
+    def _pair_examples(self, split: str, max_input_tokens: int | None) -> Iterator[Example]:
+        if max_input_tokens is not None and max_input_tokens < 1:
+            raise ValueError("max_input_tokens (L) must be at least 1")
+        for row in self.rows(split, ["id", "source_ids", "target_ids"]):
+            yield Example(row["id"], "", list(row["source_ids"][:max_input_tokens]),
+                          list(row["target_ids"]))
+
+    def _ranked_examples(self, split: str, extractor: str | None, corpus: str | None,
+                         max_input_tokens: int | None) -> Iterator[Example]:
+        if max_input_tokens is None:
+            raise ValueError("max_input_tokens (L) is required for a ranked dataset")
         if extractor not in self.info["extractors"]:
             raise ValueError(f"extractor {extractor!r} not in this dataset; it has "
                              f"{self.info['extractors']}")
@@ -93,3 +152,39 @@ class Dataset:
             yield Example(row["id"], row["title"],
                           build_input(row, extractor, corpus, max_input_tokens, sep),
                           list(row["lead_ids"]))
+
+    def exemplar_ids(self, split: str) -> dict[int, int]:
+        """id -> the train id retrieved for it, from ``exemplars-{split}.parquet``."""
+        path = exemplars_path(self.dir, split)
+        if not shards.match(path):
+            raise FileNotFoundError(f"{path} not found: run `wikisum exemplars --data "
+                                    f"{self.dir}` first (it retrieves a training exemplar for "
+                                    "every example)")
+        table = _read_columns(path, ["id", "exemplar_id"])
+        return dict(zip(table["id"].to_pylist(), table["exemplar_id"].to_pylist(), strict=True))
+
+    def exemplar_targets(self) -> dict[int, tuple[int, ...]]:
+        """train id -> target ids, for every train id some exemplars file refers to; read once."""
+        if self._exemplar_targets is None:
+            needed: set[int] = set()
+            for path in shards.match(exemplars_path(self.dir, "*")):
+                needed.update(_read_columns(path, ["exemplar_id"])["exemplar_id"].to_pylist())
+            column = self.target_column
+            self._exemplar_targets = {row["id"]: tuple(row[column])
+                                      for row in self.rows("train", ["id", column])
+                                      if row["id"] in needed}
+        return self._exemplar_targets
+
+    def _with_exemplars(self, split: str, stream: Iterator[Example]) -> Iterator[Example]:
+        retrieved = self.exemplar_ids(split)
+        targets = self.exemplar_targets()
+        rerun = f"rerun `wikisum exemplars --data {self.dir}`"
+        for ex in stream:
+            if ex.id not in retrieved:
+                raise ValueError(f"{exemplars_path(self.dir, split)} has no row for {split} id "
+                                 f"{ex.id}: it is older than the shards; {rerun}")
+            exemplar = targets.get(retrieved[ex.id])
+            if exemplar is None:
+                raise ValueError(f"exemplar {retrieved[ex.id]} of {split} id {ex.id} is not a "
+                                 f"train id of {self.dir}; {rerun}")
+            yield replace(ex, exemplar=list(exemplar))

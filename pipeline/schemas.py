@@ -139,3 +139,49 @@ RANKED = pa.schema([
 ], metadata={"wikisum.table": "ranked", "wikisum.format": str(FORMAT_VERSION)})
 
 ALL["ranked"] = RANKED
+
+# ------------------------------------------------------------------------------------------
+# ``wikisum convert-pairs``: OUT/{split}-NNNNN-of-NNNNN.parquet, one row per headline pair
+# (Rush et al. 2015 Gigaword format: article line -> title line). Shards hold consecutive lines.
+
+PAIRS = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),  # 1-based line number in the input files
+    pa.field("split", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("source_ids", pa.list_(pa.int32()), nullable=False),
+    pa.field("target", pa.string(), nullable=False),
+    pa.field("target_ids", pa.list_(pa.int32()), nullable=False),  # no </s>
+], metadata={"wikisum.table": "pairs", "wikisum.format": str(FORMAT_VERSION)})
+
+# ``wikisum exemplars``: DATA/exemplars-{split}.parquet, one row per example of the split: the
+# training example whose source is most similar (bag-of-words cosine) to this example's source.
+
+EXEMPLARS = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),  # the example (an id of the split's shards)
+    pa.field("exemplar_id", pa.int64(), nullable=False),  # an id of the train split
+    pa.field("similarity", pa.float32(), nullable=False),  # cosine of the two sources, [0, 1]
+], metadata={"wikisum.table": "exemplars", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL.update({"pairs": PAIRS, "exemplars": EXEMPLARS})
+
+# ------------------------------------------------------------------------------------------
+# ``wikisum crawl``: OUT/log/crawl_log-RUN-SSSSS-of-NNNNN.parquet, one row per distinct URL read
+# by run RUN (the same rows as JSON Lines beside it).
+
+CRAWL_LOG = pa.schema([
+    pa.field("url", pa.string(), nullable=False),  # normalised; the input line if invalid
+    pa.field("final_url", pa.string(), nullable=False),  # of the last response; "" if none
+    pa.field("outcome", pa.string(), nullable=False),  # fetched | refused | failed | skipped
+    pa.field("reason", pa.string(), nullable=False),  # ok, robots, address, timeout, ...
+    pa.field("status", pa.int32(), nullable=False),  # last HTTP status; 0 when none came
+    pa.field("attempts", pa.int32(), nullable=False),  # tries of the last request
+    pa.field("redirects", pa.list_(pa.string()), nullable=False),  # targets followed, in order
+    pa.field("bytes", pa.int64(), nullable=False),  # body bytes recorded
+    pa.field("truncated", pa.bool_(), nullable=False),  # body cut at --max-bytes
+    pa.field("warc_file", pa.string(), nullable=False),  # "" when nothing was recorded
+    pa.field("warc_offset", pa.int64(), nullable=False),  # of the response record; -1: none
+    pa.field("fetched_at", pa.string(), nullable=False),  # UTC, ISO 8601, when decided
+    pa.field("error", pa.string(), nullable=False),  # the detail behind the reason
+], metadata={"wikisum.table": "crawl_log", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL["crawl_log"] = CRAWL_LOG

@@ -26,6 +26,7 @@ TITLE_SEP = "<t>"  # between the title and the ranked paragraphs of a model inpu
 SEP = "<sep>"  # between input and target in decoder-only models (T-D, T-DMCA)
 DEFAULT_SIZE = 32000
 DEFAULT_MAX_TEXTS = 300_000
+MODEL_TYPES = ("unigram", "bpe")
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,24 @@ def training_texts(ingest_dir: str, max_texts: int = DEFAULT_MAX_TEXTS,
     return [text for _, text in sorted(heap, reverse=True)]
 
 
-def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE) -> SpecialIds:
-    """Train a unigram sentencepiece model on ``texts`` and write it to ``out_path``.
+def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
+                model_type: str = "unigram") -> SpecialIds:
+    """Train a sentencepiece model on ``texts`` and write it to ``out_path``.
 
     ``size`` is an upper bound: on a small corpus sentencepiece stops at the number of pieces
-    the text supports (``hard_vocab_limit=False``) instead of failing.
+    the text supports (``hard_vocab_limit=False``) instead of failing. ``model_type`` is
+    ``"unigram"`` (WikiSum) or ``"bpe"`` (the headline-pair data of AdaDec, Peng et al. 2019).
     """
+    if model_type not in MODEL_TYPES:
+        raise ValueError(f"model_type {model_type!r} is not one of {MODEL_TYPES}")
     model = io.BytesIO()
     lines = [line for text in texts for line in text.split("\n") if line.strip()]
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=model, vocab_size=size,
-        model_type="unigram", character_coverage=0.9995, hard_vocab_limit=False,
+        model_type=model_type, character_coverage=0.9995, hard_vocab_limit=False,
         pad_id=0, unk_id=1, bos_id=2, eos_id=3, user_defined_symbols=[TITLE_SEP, SEP],
-        max_sentence_length=16384, input_sentence_size=len(lines), shuffle_input_sentence=False,
+        # input_sentence_size 0: every line (sentencepiece refuses sizes 1 to 100).
+        max_sentence_length=16384, input_sentence_size=0, shuffle_input_sentence=False,
         num_threads=1, minloglevel=2)
     with FileSystems.create(out_path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write(model.getvalue())  # bytes, so not shards.write_text

@@ -5,10 +5,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workflows import build, demo, ingest, rank, report, sample, vocab
+from workflows import (
+    build,
+    convert_pairs,
+    crawl,
+    decode,
+    demo,
+    evaluate,
+    exemplars,
+    ingest,
+    rank,
+    report,
+    sample,
+    train,
+    vocab,
+)
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, ingest, vocab, rank, build, report, demo]
+COMMANDS = [sample, ingest, crawl, vocab, rank, build, report, convert_pairs, exemplars, train,
+            decode, evaluate, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited

@@ -1,0 +1,383 @@
+"""Attention for the Transformer family of Liu et al. (2018), "Generating Wikipedia by Summarizing
+Long Sequences": full, local and memory-compressed causal self-attention (the decoder layers of
+T-D and T-DMCA), and attention over an encoder memory (T-ED).
+
+The attention ops are pure functions over projected heads; the modules own the projections and
+the incremental caches (the split of lucidrains' ``local-attention``). Every op goes through
+``torch.nn.functional.scaled_dot_product_attention``, with explicit boolean masks (True = may
+attend) where ``is_causal`` does not say enough, so one code path runs on CPU and GPU and under
+``torch.autocast``.
+
+Shapes: B batch rows, H heads, T positions, D = d / H head width, d model width; N rows while
+decoding (B times beams), C cache capacity in positions, S compressed slots, W local window.
+
+Causality, the property every kind keeps: the output at position i depends on positions <= i
+only, at every length (also lengths not divisible by the block size or the stride).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+AttentionKind = Literal["full", "local", "compressed"]
+KINDS: tuple[str, ...] = ("full", "local", "compressed")
+CACHE_CHUNK = 128  # positions a decoding cache grows by, so that it is not copied every step
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind {kind!r}; choose from {', '.join(KINDS)}")
+    return kind
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(B, T, d) -> (B, H, T, D)."""
+    b, t, d = x.shape
+    return x.view(b, t, n_heads, d // n_heads).transpose(1, 2)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, H, T, D) -> (B, T, d)."""
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure ops over heads
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     dropout_p: float = 0.0) -> torch.Tensor:
+    """Full causal self-attention (T-D). q, k, v (B, H, T, D) -> (B, H, T, D); O(T^2)."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p)
+
+
+def local_mask(block_size: int, n_blocks: int, previous_block: bool,
+               device: torch.device | None = None) -> torch.Tensor:
+    """Which keys each query of a block may use: (n_blocks, block_size, W) bool.
+
+    Keys of block ``a`` are ``[block a-1 ; block a]`` (W = 2 * block_size) with
+    ``previous_block``, else block ``a`` alone (W = block_size). Within its own block a query
+    sees keys at or before itself; the whole previous block lies before it; block 0 has no
+    previous block.
+    """
+    own = torch.ones(block_size, block_size, dtype=torch.bool, device=device).tril()
+    own = own.expand(n_blocks, block_size, block_size)
+    if not previous_block:
+        return own
+    prev = torch.ones(n_blocks, block_size, block_size, dtype=torch.bool, device=device)
+    prev[0] = False
+    return torch.cat([prev, own], dim=-1)  # (n, bs, 2 bs)
+
+
+def local_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_size: int,
+                    previous_block: bool = True, dropout_p: float = 0.0) -> torch.Tensor:
+    """Local causal attention (T-DMCA): the sequence is cut into blocks of ``block_size`` and a
+    query attends within its own block and, with ``previous_block`` (tensor2tensor's
+    ``local_attention_1d``), to the block before it; without it blocks are independent, as
+    Liu et al. (2018, Sec. 4.2) describe.
+
+    q, k, v (B, H, T, D) -> (B, H, T, D). Memory O(T * block_size): the scores are
+    (B, H, T / bs, bs, W), never (T, T).
+    """
+    b, h, t, d = q.shape
+    n = -(-t // block_size)
+    pad = n * block_size - t
+    if pad:  # padding goes after every real position, so no real query can see it
+        q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    qb = q.reshape(b * h, n, block_size, d)  # (BH, n, bs, D)
+    kb = k.reshape(b * h, n, block_size, d)
+    vb = v.reshape(b * h, n, block_size, d)
+    if previous_block:
+        # keys of block a: block a-1 (zeros before block 0, masked) then block a
+        kb = torch.cat([F.pad(kb[:, :-1], (0, 0, 0, 0, 1, 0)), kb], dim=2)  # (BH, n, 2bs, D)
+        vb = torch.cat([F.pad(vb[:, :-1], (0, 0, 0, 0, 1, 0)), vb], dim=2)
+        mask = local_mask(block_size, n, True, q.device).unsqueeze(0)  # (1, n, bs, 2bs)
+        out = F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, dropout_p=dropout_p)
+    else:
+        out = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True, dropout_p=dropout_p)
+    return out.reshape(b, h, n * block_size, d)[:, :, :t]
+
+
+def slot_count(length: int, kernel: int, stride: int) -> int:
+    """How many complete convolution windows (compressed slots) ``length`` positions hold."""
+    return 0 if length < kernel else (length - kernel) // stride + 1
+
+
+def slot_ends(n_slots: int, kernel: int, stride: int,
+              device: torch.device | None = None) -> torch.Tensor:
+    """(S,) long: the last position each compressed slot covers; slot j covers
+    ``[stride * j, stride * j + kernel - 1]``."""
+    return torch.arange(n_slots, device=device) * stride + (kernel - 1)
+
+
+def compressed_mask(length: int, n_slots: int, kernel: int, stride: int,
+                    device: torch.device | None = None) -> torch.Tensor:
+    """(T, 1 + S) bool: query i may use the null slot (column 0) always, and slot j iff its
+    whole window lies at or before i (``stride * j + kernel - 1 <= i``)."""
+    ends = slot_ends(n_slots, kernel, stride, device)
+    usable = ends.unsqueeze(0) <= torch.arange(length, device=device).unsqueeze(1)  # (T, S)
+    null = torch.ones(length, 1, dtype=torch.bool, device=device)
+    return torch.cat([null, usable], dim=1)
+
+
+def compressed_attention(q: torch.Tensor, k_slots: torch.Tensor, v_slots: torch.Tensor,
+                         kernel: int, stride: int, dropout_p: float = 0.0) -> torch.Tensor:
+    """Memory-compressed causal attention (Liu et al. 2018, Sec. 4.2) over slots that already
+    hold the null slot first.
+
+    q (B, H, T, D); k_slots, v_slots (B, H, 1 + S, D) -> (B, H, T, D). Memory O(T * S), with
+    S about T / stride.
+    """
+    t, s = q.shape[2], k_slots.shape[2] - 1
+    mask = compressed_mask(t, s, kernel, stride, q.device)[None, None]  # (1, 1, T, 1 + S)
+    return F.scaled_dot_product_attention(q, k_slots, v_slots, attn_mask=mask,
+                                          dropout_p=dropout_p)
+
+
+def memory_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask: torch.Tensor,
+                     dropout_p: float = 0.0) -> torch.Tensor:
+    """Attention over a padded memory (encoder self-attention, cross-attention).
+
+    q (B, H, T, D); k, v (B, H, S, D); key_mask (B, S) bool, True at real positions (every row
+    needs at least one) -> (B, H, T, D).
+    """
+    mask = key_mask[:, None, None, :]  # (B, 1, 1, S)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+
+
+# ---------------------------------------------------------------------------------------------
+# Incremental decoding caches
+
+
+@dataclass
+class AttentionCache:
+    """What one causal self-attention layer keeps between decoding steps, per row.
+
+    full, local:  k, v (N, H, C, D): keys and values of positions 0 .. C-1.
+    compressed:   k, v (N, C, d): raw (pre-convolution) keys and values of positions, and
+                  k_slots, v_slots (N, H, S, D): the compressed slots (null slot not included).
+    Entries at or after a row's next position are stale and masked until written.
+    """
+
+    k: torch.Tensor | None = None
+    v: torch.Tensor | None = None
+    k_slots: torch.Tensor | None = None
+    v_slots: torch.Tensor | None = None
+
+    def index_select(self, index: torch.Tensor) -> AttentionCache:
+        """The cache of rows ``index`` (N',), in that order (rows may repeat)."""
+        picked = {f.name: getattr(self, f.name) for f in fields(self)}
+        return AttentionCache(**{name: None if t is None else t.index_select(0, index)
+                                 for name, t in picked.items()})
+
+
+def grow(cache: torch.Tensor | None, dim: int, size: int, like: torch.Tensor,
+         shape: tuple[int, ...]) -> torch.Tensor:
+    """``cache`` with at least ``size`` entries along ``dim``, zero-filled; created (dtype of
+    ``like``, ``shape`` with ``dim`` set) when None. Grows by CACHE_CHUNK so most steps copy
+    nothing."""
+    if cache is not None and cache.shape[dim] >= size:
+        return cache
+    have = 0 if cache is None else cache.shape[dim]
+    new_shape = list(shape)
+    new_shape[dim] = max(size, have + CACHE_CHUNK) - have
+    extra = like.new_zeros(new_shape)
+    return extra if cache is None else torch.cat([cache, extra.to(cache.dtype)], dim=dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# Modules
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention of one kind ("full", "local" or "compressed").
+
+    ``forward`` runs a whole sequence (training, prefill); ``step`` adds one position per row
+    to an :class:`AttentionCache` at a per-row position, costing one query.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, kind: AttentionKind = "full",
+                 block_size: int = 256, previous_block: bool = True, compress_kernel: int = 3,
+                 compress_stride: int = 3, dropout: float = 0.0):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
+        self.kind = check_kind(kind)
+        self.d_model, self.n_heads = d_model, n_heads
+        self.block_size, self.previous_block = block_size, previous_block
+        self.kernel, self.stride = compress_kernel, compress_stride
+        self.dropout = dropout
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        if kind == "compressed":
+            # Strided convolutions over the sequence shorten keys and values by `stride`.
+            self.compress_k = nn.Conv1d(d_model, d_model, compress_kernel, stride=compress_stride)
+            self.compress_v = nn.Conv1d(d_model, d_model, compress_kernel, stride=compress_stride)
+            # A learned slot every query may use, so that queries before the first complete
+            # window (i < kernel - 1) still attend to something.
+            self.null_k = nn.Parameter(torch.randn(d_model) * 0.02)
+            self.null_v = nn.Parameter(torch.randn(d_model) * 0.02)
+
+    def _compress(self, conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d) raw keys or values -> (B, H, S, D) slots."""
+        b, t, d = x.shape
+        if t < self.kernel:
+            return x.new_zeros(b, self.n_heads, 0, d // self.n_heads)
+        slots = conv(x.transpose(1, 2)).transpose(1, 2)  # (B, S, d)
+        return split_heads(slots, self.n_heads)
+
+    def _with_null(self, slots: torch.Tensor, null: torch.Tensor) -> torch.Tensor:
+        """(B, H, S, D) -> (B, H, 1 + S, D): the null slot first."""
+        b, h, _, d = slots.shape
+        null = null.to(slots.dtype).view(1, h, 1, d).expand(b, h, 1, d)
+        return torch.cat([null, slots], dim=2)
+
+    def forward(self, x: torch.Tensor, return_cache: bool = False
+                ) -> tuple[torch.Tensor, AttentionCache | None]:
+        """x (B, T, d) -> (B, T, d), and the cache of all T positions when asked (prefill)."""
+        p = self.dropout if self.training else 0.0
+        q, k, v = self.qkv(x).split(self.d_model, dim=-1)  # (B, T, d) each
+        qh = split_heads(q, self.n_heads)  # (B, H, T, D)
+        cache = None
+        if self.kind == "compressed":
+            k_slots = self._compress(self.compress_k, k)  # (B, H, S, D)
+            v_slots = self._compress(self.compress_v, v)
+            y = compressed_attention(qh, self._with_null(k_slots, self.null_k),
+                                     self._with_null(v_slots, self.null_v),
+                                     self.kernel, self.stride, p)
+            if return_cache:
+                cache = AttentionCache(k, v, k_slots, v_slots)
+        else:
+            kh, vh = split_heads(k, self.n_heads), split_heads(v, self.n_heads)
+            if self.kind == "local":
+                y = local_attention(qh, kh, vh, self.block_size, self.previous_block, p)
+            else:
+                y = causal_attention(qh, kh, vh, p)
+            if return_cache:
+                cache = AttentionCache(kh, vh)
+        return self.out(merge_heads(y)), cache
+
+    def step(self, x: torch.Tensor, cache: AttentionCache, positions: torch.Tensor,
+             length: int) -> tuple[torch.Tensor, AttentionCache]:
+        """One new position per row.
+
+        Args:
+            x: (N, d) the new position's input.
+            cache: written in place (and grown): keep the returned one.
+            positions: (N,) long, where each row's new position goes (rows differ when their
+                prefixes had different lengths).
+            length: an upper bound on ``positions.max() + 1`` known without a device sync.
+
+        Returns (N, d) and the cache.
+        """
+        n = x.shape[0]
+        h, dh = self.n_heads, self.d_model // self.n_heads
+        rows = torch.arange(n, device=x.device)
+        q, k, v = self.qkv(x).split(self.d_model, dim=-1)  # (N, d) each
+        qh = q.view(n, h, 1, dh)  # (N, H, 1, D)
+        pos = positions.unsqueeze(1)  # (N, 1)
+        if self.kind == "compressed":
+            keys, values, mask = self._step_compressed(k, v, cache, positions, length)
+        else:
+            cache.k = grow(cache.k, 2, length, k, (n, h, 0, dh))  # (N, H, C, D)
+            cache.v = grow(cache.v, 2, length, v, (n, h, 0, dh))
+            cache.k[rows, :, positions] = k.view(n, h, dh).to(cache.k.dtype)
+            cache.v[rows, :, positions] = v.view(n, h, dh).to(cache.v.dtype)
+            if self.kind == "full":
+                keys, values = cache.k, cache.v
+                mask = torch.arange(cache.k.shape[2], device=x.device).unsqueeze(0) <= pos
+            else:
+                # Only the window of the current (and previous) block: W keys per row.
+                blocks = 2 if self.previous_block else 1
+                first = (positions // self.block_size - (blocks - 1)).clamp(min=0)
+                first = first * self.block_size  # (N,)
+                window = first.unsqueeze(1) + torch.arange(blocks * self.block_size,
+                                                           device=x.device)  # (N, W)
+                mask = window <= pos  # (N, W)
+                index = window.clamp(max=cache.k.shape[2] - 1)[:, None, :, None]
+                index = index.expand(n, h, -1, dh)  # (N, H, W, D)
+                keys, values = cache.k.gather(2, index), cache.v.gather(2, index)
+        y = F.scaled_dot_product_attention(qh, keys.to(qh.dtype), values.to(qh.dtype),
+                                           attn_mask=mask[:, None, None, :])  # (N, H, 1, D)
+        return self.out(y.reshape(n, self.d_model)), cache
+
+    def _step_compressed(self, k: torch.Tensor, v: torch.Tensor, cache: AttentionCache,
+                         positions: torch.Tensor, length: int):
+        """Store raw k, v (N, d) at ``positions``; where a window completes there, compute its
+        slot. Returns keys, values (N, H, 1 + S, D) and the mask (N, 1 + S)."""
+        n, d = k.shape
+        h, dh = self.n_heads, d // self.n_heads
+        rows = torch.arange(n, device=k.device)
+        cache.k = grow(cache.k, 1, length, k, (n, 0, d))  # (N, C, d)
+        cache.v = grow(cache.v, 1, length, v, (n, 0, d))
+        cache.k[rows, positions] = k.to(cache.k.dtype)
+        cache.v[rows, positions] = v.to(cache.v.dtype)
+        n_slots = max(1, slot_count(length, self.kernel, self.stride))
+        cache.k_slots = grow(cache.k_slots, 2, n_slots, k, (n, h, 0, dh))  # (N, H, S, D)
+        cache.v_slots = grow(cache.v_slots, 2, n_slots, v, (n, h, 0, dh))
+        # The window ending at each row's position (clamped at 0; only used where complete).
+        start = positions - (self.kernel - 1)  # (N,)
+        window = (start.unsqueeze(1) + torch.arange(self.kernel, device=k.device)).clamp(min=0)
+        complete = (start >= 0) & (start % self.stride == 0)  # (N,)
+        slot = start.clamp(min=0) // self.stride  # (N,)
+        for raw, conv, slots in ((cache.k, self.compress_k, cache.k_slots),
+                                 (cache.v, self.compress_v, cache.v_slots)):
+            taken = raw.gather(1, window.unsqueeze(2).expand(n, self.kernel, d))  # (N, kernel, d)
+            new = conv(taken.transpose(1, 2).to(k.dtype)).view(n, h, dh)  # (N, H, D)
+            old = slots[rows, :, slot]  # (N, H, D)
+            slots[rows, :, slot] = torch.where(complete[:, None, None], new.to(slots.dtype), old)
+        ends = slot_ends(cache.k_slots.shape[2], self.kernel, self.stride, k.device)  # (S,)
+        usable = ends.unsqueeze(0) <= positions.unsqueeze(1)  # (N, S)
+        mask = torch.cat([usable.new_ones(n, 1), usable], dim=1)  # (N, 1 + S)
+        keys = self._with_null(cache.k_slots, self.null_k)
+        values = self._with_null(cache.v_slots, self.null_v)
+        return keys, values, mask
+
+
+class MemoryAttention(nn.Module):
+    """Multi-head attention from queries ``x`` over a padded memory: the encoder's
+    self-attention (memory = x) and the decoder's cross-attention (memory = encoder output)."""
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
+        self.d_model, self.n_heads, self.dropout = d_model, n_heads, dropout
+        self.q = nn.Linear(d_model, d_model)
+        self.kv = nn.Linear(d_model, 2 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def memory_heads(self, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """memory (B, S, d) -> keys, values (B, H, S, D): computed once per decode."""
+        k, v = self.kv(memory).split(self.d_model, dim=-1)
+        return split_heads(k, self.n_heads), split_heads(v, self.n_heads)
+
+    def forward(self, x: torch.Tensor, memory_mask: torch.Tensor,
+                memory: torch.Tensor | None = None,
+                kv: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """x (B, T, d); memory_mask (B, S) bool; memory (B, S, d) or its ``kv`` heads ->
+        (B, T, d)."""
+        k, v = kv if kv is not None else self.memory_heads(memory)
+        q = split_heads(self.q(x), self.n_heads)  # (B, H, T, D)
+        p = self.dropout if self.training else 0.0
+        y = memory_attention(q, k.to(q.dtype), v.to(q.dtype), memory_mask, p)
+        return self.out(merge_heads(y))
+
+
+def sinusoid(positions: torch.Tensor, d_model: int, dtype: torch.dtype = torch.float32
+             ) -> torch.Tensor:
+    """Sinusoidal position signal (Vaswani et al. 2017, Sec. 3.5), any length: positions
+    (...,) long -> (..., d) with sines in the first half and cosines in the second, timescales
+    from 1 to 10^4 (tensor2tensor's layout)."""
+    half = d_model // 2
+    scale = math.log(10000.0) / max(half - 1, 1)
+    inv = torch.exp(torch.arange(half, device=positions.device, dtype=torch.float32) * -scale)
+    angle = positions.to(torch.float32).unsqueeze(-1) * inv  # (..., d/2)
+    return torch.cat([angle.sin(), angle.cos()], dim=-1).to(dtype)

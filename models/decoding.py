@@ -1,0 +1,349 @@
+"""Decoding outside the model: beam search, greedy search and score processors.
+
+Every model exposes ``start`` / ``step`` / ``reorder`` (:mod:`models.base`); the functions here
+only see the (N, V) log-probabilities that ``step`` returns, so they are tested on fixed tables
+of log-probabilities as well as on real models. Copy-aware models (pointer-generator, AttExp)
+need nothing special: their ``step`` already returns the final, copy-mixed distribution over the
+vocabulary, and that is all the search reads.
+
+Length. ``|Y|`` is the number of generated target tokens, ``</s>`` included: a hypothesis
+``a b </s>`` has length 3. This is what tensor2tensor's beam search divides by (its step ``i``
+scores the sequence of ``i + 1`` decoded tokens, the new one being possibly ``</s>``). The input
+(or, for decoder-only models, the prefix ``source <sep>``) never counts. ``max_len`` bounds the
+same count: a hypothesis that reaches ``max_len`` tokens without ``</s>`` is cut there
+(``finished=False``) and is returned only for a row that finished nothing.
+
+Scores. The beam ranks by ``s / lp(|Y|)`` where ``s`` sums the log-probabilities of the tokens
+plus whatever the score processors add (the WFE term), and ``lp`` is GNMT's length penalty
+(Wu et al., 2016). ``Hypothesis.logprob`` sums the model's own log-probabilities only.
+
+Beam layout. Row ``b`` of the batch owns slots ``b * K .. b * K + K - 1`` of every (N, ...)
+tensor, N = rows still decoding x K. At the first step each row has a single slot (the state
+``start`` returned), so the model state is expanded by the first ``reorder`` rather than copied
+up front; rows that are done are dropped from the state by the same ``reorder`` call.
+
+Search (per row, K slots). At step t the candidates are the expansions of the alive slots, scored
+``(s + log p) / lp(t)``, and the finished hypotheses already in the beam, which keep their score;
+the K best become the new beam. An expansion by </s> becomes a finished hypothesis only when it
+ranks among those K (as in fairseq). A finished hypothesis then holds its slot for as long as no
+expansion beats it, which shrinks the beam as hypotheses finish (as Sockeye's does) and makes
+``beam=1`` exactly greedy search. Every finished hypothesis is also kept in the row's list, so
+one pushed out of the beam can still be the answer. A row is done when
+
+  * its beam holds only finished hypotheses (no expansion ranked among the K best), or
+  * no alive hypothesis can still beat its best finished one: scores never rise (log-probs and
+    processor terms are <= 0), so an alive ``s`` can at best reach ``max_L s / lp(L)`` over the
+    lengths L it may still end at (tensor2tensor's bound, with ``lp(max_len)`` for alpha >= 0),
+  * or it reaches ``max_len`` tokens, or no candidate has a finite score (then, if it finished
+    nothing, its best alive hypothesis is returned unfinished).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+import torch.nn.functional as F
+
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # generated target ids, without </s>
+    score: float  # what the beam ranks by: (sum of log-probs + processor terms) / lp(|Y|)
+    logprob: float  # sum of the model's log-probs of the tokens and of </s> (if emitted), nats
+    finished: bool = True  # False: cut at max_len (or stuck) before emitting </s>
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's length penalty (Wu et al., 2016): ``((5 + |Y|) / 6) ** alpha``."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _end_penalties(length: int, max_len: int, alpha: float) -> tuple[float, float]:
+    """The penalties at both ends of the lengths an alive hypothesis of ``length`` tokens may
+    still end at (length + 1 .. max_len); ``s / lp(L)`` is monotonic in L, so its maximum over
+    those lengths is at one of them."""
+    return length_penalty(length + 1, alpha), length_penalty(max_len, alpha)
+
+
+class ScoreProcessor(Protocol):
+    """Adjusts the next-token scores of every hypothesis before the beam picks its top K.
+
+    Stateful and single-use per search: ``beam_search`` calls ``init`` once, then for every step
+    ``adjust`` and, with the tokens it chose, ``update``. Adjustments must be <= 0 (penalise or
+    block with -inf, never reward): the stopping rule relies on scores never rising.
+    """
+
+    def init(self, state: Any, rows: int, beam: int) -> None:
+        """``state`` is what ``model.start`` returned: ``rows`` rows, one slot each. ``beam``
+        is the number of slots per row after the first step."""
+
+    def adjust(self, logprobs: torch.Tensor, length: int) -> torch.Tensor:
+        """logprobs (N, V), one row per current slot; ``length`` is |Y| of the hypotheses the
+        candidates make (</s> included). Returns (N, V)."""
+
+    def update(self, tokens: torch.Tensor, index: torch.Tensor) -> None:
+        """index (N',): the previous slot each new slot continues (the same index given to
+        ``model.reorder``); tokens (N',): the token each new slot emitted."""
+
+
+class MinLength:
+    """Blocks </s> until the hypothesis holds at least ``min_len`` tokens before it."""
+
+    def __init__(self, min_len: int, eos_id: int):
+        self.min_len = min_len
+        self.eos_id = eos_id
+
+    def init(self, state: Any, rows: int, beam: int) -> None:
+        pass
+
+    def adjust(self, logprobs: torch.Tensor, length: int) -> torch.Tensor:
+        if length > self.min_len:  # </s> as token number `length` leaves length - 1 before it
+            return logprobs
+        out = logprobs.clone()
+        out[:, self.eos_id] = NEG_INF
+        return out
+
+    def update(self, tokens: torch.Tensor, index: torch.Tensor) -> None:
+        pass
+
+
+def wfe_adjustment(budget: torch.Tensor, gate_logits: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """The WFE decoding term (Suzuki & Nagata, 2017): ``log(clip(r_j, 0, 1) * sigmoid(g))``.
+
+    ``r_j`` is what is left of a hypothesis' budget for each word; once it reaches 0 the word
+    gets -inf and is never emitted again. </s> is never blocked nor penalised (its term is 0),
+    so a hypothesis can always end. Shapes: budget, gate_logits (N, V); returns (N, V) float32.
+    """
+    adj = torch.log(budget.float().clamp(0.0, 1.0)) + F.logsigmoid(gate_logits.float())
+    adj[:, eos_id] = 0.0
+    return adj
+
+
+class WFEProcessor:
+    """Word-frequency estimation at decoding time: each hypothesis keeps its own budget r_j,
+    ``ReLU(r)`` of the model's estimate (``state.wfe``, :class:`models.wfe.Estimate`) at the
+    start, one less for each token it emits; the beam score adds :func:`wfe_adjustment`."""
+
+    def __init__(self, eos_id: int):
+        self.eos_id = eos_id
+        self.budget: torch.Tensor | None = None  # (N, V) float32: words each hypothesis may emit
+        self.gate: torch.Tensor | None = None  # (N, V) gate logits g, fixed per batch row
+
+    def init(self, state: Any, rows: int, beam: int) -> None:
+        estimate = getattr(state, "wfe", None)
+        if estimate is None:
+            raise ValueError(
+                f"WFE decoding needs a model with a word-frequency head, but the decode state "
+                f"{type(state).__name__} has no `wfe` estimate; train the model with wfe=True "
+                f"or decode with wfe=False")
+        if estimate.r.shape[0] != rows:
+            raise ValueError(f"state.wfe.r has {estimate.r.shape[0]} rows, the batch {rows}")
+        self.budget = torch.relu(estimate.r.float())  # (rows, V)
+        self.gate = estimate.g.float()  # (rows, V)
+
+    def adjust(self, logprobs: torch.Tensor, length: int) -> torch.Tensor:
+        return logprobs + wfe_adjustment(self.budget, self.gate, self.eos_id)
+
+    def update(self, tokens: torch.Tensor, index: torch.Tensor) -> None:
+        self.budget = self.budget.index_select(0, index)  # (N', V)
+        self.gate = self.gate.index_select(0, index)
+        self.budget.scatter_add_(1, tokens.unsqueeze(1),
+                                 torch.full_like(self.budget[:, :1], -1.0))
+
+
+def _processors(processors: Sequence[ScoreProcessor], *, min_len: int, max_len: int, eos_id: int,
+                wfe: bool) -> list[ScoreProcessor]:
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
+    if not 0 <= min_len < max_len:
+        raise ValueError(f"min_len must be in [0, max_len), got min_len={min_len}, "
+                         f"max_len={max_len}")
+    out: list[ScoreProcessor] = []
+    if min_len > 0:
+        out.append(MinLength(min_len, eos_id))
+    if wfe:
+        out.append(WFEProcessor(eos_id))
+    return out + list(processors)
+
+
+def _adjust(processors: list[ScoreProcessor], logprobs: torch.Tensor, length: int
+            ) -> torch.Tensor:
+    scores = logprobs.float()
+    for p in processors:
+        scores = p.adjust(scores, length)
+    return scores
+
+
+@torch.no_grad()
+def beam_search(model, batch, *, beam: int = 4, alpha: float = 0.6, max_len: int = 500,
+                eos_id: int, min_len: int = 0, wfe: bool = False,
+                processors: Sequence[ScoreProcessor] = ()) -> list[Hypothesis]:
+    """The best hypothesis of each batch row under the length-normalised score (module doc).
+
+    Args:
+        model: any :class:`models.base.Summarizer` (used in whatever train/eval mode it is in).
+        batch: a :class:`models.base.Batch`; its targets are not read.
+        beam: K, hypotheses kept per row.
+        alpha: length-penalty exponent; 0 ranks by the plain sum of log-probs.
+        max_len: most generated tokens per hypothesis, </s> included.
+        eos_id: the id of </s>.
+        min_len: fewest tokens before </s>.
+        wfe: constrain word frequencies with the model's WFE estimate (``state.wfe``).
+        processors: further score processors, applied after min_len and WFE.
+    """
+    if beam < 1:
+        raise ValueError(f"beam must be >= 1, got {beam}")
+    procs = _processors(processors, min_len=min_len, max_len=max_len, eos_id=eos_id, wfe=wfe)
+    state = model.start(batch)
+    logprobs = state.first_logprobs  # (B, V): one slot per row before the first step
+    rows, vocab = logprobs.shape
+    device = logprobs.device
+    for p in procs:
+        p.init(state, rows, beam)
+
+    K = beam
+    row_ids = list(range(rows))  # the batch row of each row still decoding
+    width = 1  # slots per row in `state` and `logprobs`
+    scores = torch.zeros(rows, 1, device=device)  # (Ba, W) beam score s of each alive slot
+    model_lp = torch.zeros(rows, 1, device=device)  # (Ba, W) sum of the model's log-probs
+    carried = torch.full((rows, 1), NEG_INF, device=device)  # (Ba, W) finished slot's score
+    history = torch.zeros(rows, 1, 0, dtype=torch.long, device=device)  # (Ba, W, t - 1)
+    finished: list[list[Hypothesis]] = [[] for _ in range(rows)]
+    best_finished = torch.full((rows,), NEG_INF, device=device)  # (Ba,)
+    results: list[Hypothesis | None] = [None] * rows
+
+    for t in range(1, max_len + 1):
+        ba = len(row_ids)
+        adjusted = _adjust(procs, logprobs, t).view(ba, width, vocab)  # (Ba, W, V)
+        total = scores.unsqueeze(-1) + adjusted  # (Ba, W, V) beam score s of each expansion
+        expand = total / length_penalty(t, alpha)  # (Ba, W, V)
+        pool = torch.cat([expand.reshape(ba, width * vocab), carried], dim=1)  # (Ba, W*V + W)
+        k = min(K, pool.shape[1])
+        top, idx = pool.topk(k, dim=1)  # (Ba, k)
+        if k < K:  # a vocabulary smaller than the beam at the first step: pad with empty slots
+            top = torch.cat([top, top.new_full((ba, K - k), NEG_INF)], dim=1)
+            idx = torch.cat([idx, idx.new_full((ba, K - k), width * vocab)], dim=1)
+        is_carry = idx >= width * vocab  # (Ba, K): a finished hypothesis keeps its slot
+        parent = torch.where(is_carry, idx - width * vocab, idx // vocab)  # (Ba, K) slot in row
+        token = torch.where(is_carry, torch.full_like(idx, eos_id), idx % vocab)  # (Ba, K)
+        finite = torch.isfinite(top)
+        new_eos = ~is_carry & (token == eos_id) & finite
+        alive = ~is_carry & (token != eos_id) & finite
+
+        flat = parent * vocab + token  # (Ba, K) index into the row's W * V candidates
+        step_lp = logprobs.view(ba, width * vocab).gather(1, flat).float()  # (Ba, K)
+        raw = total.view(ba, width * vocab).gather(1, flat)  # (Ba, K)
+        new_scores = torch.where(alive, raw, NEG_INF)  # (Ba, K) beam score s of alive slots
+        new_lp = model_lp.gather(1, parent) + torch.where(is_carry, 0.0, step_lp)  # (Ba, K)
+        new_carried = torch.where(is_carry | new_eos, top, NEG_INF)
+        new_history = torch.cat([
+            history.gather(1, parent.unsqueeze(-1).expand(-1, -1, history.shape[2])),
+            token.unsqueeze(-1)], dim=2)  # (Ba, K, t)
+
+        for b, k_ in new_eos.nonzero().tolist():
+            finished[row_ids[b]].append(Hypothesis(
+                new_history[b, k_, :t - 1].tolist(), float(top[b, k_]), float(new_lp[b, k_])))
+        if new_eos.any():
+            best_finished = torch.maximum(
+                best_finished, torch.where(new_eos, top, NEG_INF).amax(dim=1))
+
+        lp_next, lp_last = _end_penalties(t, max_len, alpha)
+        best_alive = new_scores.amax(dim=1)  # (Ba,) -inf where nothing is alive
+        bound = torch.maximum(best_alive / lp_next, best_alive / lp_last)
+        stuck = ~finite.any(dim=1)
+        done = stuck | (best_finished >= bound) | (t == max_len)
+
+        for b in done.nonzero().flatten().tolist():
+            row = row_ids[b]
+            if finished[row]:
+                results[row] = max(finished[row], key=lambda h: h.score)
+            elif stuck[b]:  # nothing could follow: the best alive hypothesis so far, unfinished
+                results[row] = _unfinished(history[b], scores[b], model_lp[b], t - 1, alpha)
+            else:
+                results[row] = _unfinished(new_history[b], new_scores[b], new_lp[b], t, alpha)
+        keep = (~done).nonzero().flatten()  # (Ba',)
+        if keep.numel() == 0:
+            break
+
+        index = (keep.unsqueeze(1) * width + parent[keep]).flatten()  # (Ba' * K,)
+        tokens = token[keep].flatten()  # (Ba' * K,)
+        row_ids = [row_ids[b] for b in keep.tolist()]
+        scores, model_lp, carried = new_scores[keep], new_lp[keep], new_carried[keep]
+        history, best_finished = new_history[keep], best_finished[keep]
+        width = K
+        state = model.reorder(state, index)
+        for p in procs:
+            p.update(tokens, index)
+        logprobs, state = model.step(state, tokens)  # (Ba' * K, V)
+    return results
+
+
+def _unfinished(history: torch.Tensor, scores: torch.Tensor, model_lp: torch.Tensor,
+                length: int, alpha: float) -> Hypothesis:
+    """The best alive slot of one row, as an unfinished hypothesis of ``length`` tokens.
+    history (W, length), scores and model_lp (W,)."""
+    best = int(scores.argmax())
+    score = float(scores[best])
+    return Hypothesis(history[best, :length].tolist(), score / length_penalty(length, alpha),
+                      float(model_lp[best]) if math.isfinite(score) else NEG_INF,
+                      finished=False)
+
+
+@torch.no_grad()
+def greedy(model, batch, *, max_len: int = 500, eos_id: int, wfe: bool = False,
+           min_len: int = 0, alpha: float = 0.6,
+           processors: Sequence[ScoreProcessor] = ()) -> list[Hypothesis]:
+    """The argmax token at every step until </s> or ``max_len``: ``beam_search`` with
+    ``beam=1``, same results, without the beam's bookkeeping. ``alpha`` only sets how
+    ``Hypothesis.score`` is normalised (as ``beam_search`` with the same alpha would)."""
+    procs = _processors(processors, min_len=min_len, max_len=max_len, eos_id=eos_id, wfe=wfe)
+    state = model.start(batch)
+    logprobs = state.first_logprobs  # (B, V)
+    rows = logprobs.shape[0]
+    device = logprobs.device
+    for p in procs:
+        p.init(state, rows, 1)
+
+    row_ids = list(range(rows))
+    scores = torch.zeros(rows, device=device)  # (Ba,) beam score s
+    model_lp = torch.zeros(rows, device=device)  # (Ba,)
+    history = torch.zeros(rows, 0, dtype=torch.long, device=device)  # (Ba, t - 1)
+    results: list[Hypothesis | None] = [None] * rows
+    for t in range(1, max_len + 1):
+        adjusted = _adjust(procs, logprobs, t)  # (Ba, V)
+        best, token = adjusted.max(dim=1)  # (Ba,)
+        finite = torch.isfinite(best)
+        new_scores = scores + best
+        new_lp = model_lp + logprobs.float().gather(1, token.unsqueeze(1)).squeeze(1)
+        new_history = torch.cat([history, token.unsqueeze(1)], dim=1)  # (Ba, t)
+        eos = (token == eos_id) & finite
+        done = eos | ~finite | (t == max_len)
+        for b in done.nonzero().flatten().tolist():
+            if eos[b]:
+                # Normalised in float32 like the beam's candidates, so that beam=1 agrees.
+                results[row_ids[b]] = Hypothesis(
+                    history[b].tolist(), float(new_scores[b] / length_penalty(t, alpha)),
+                    float(new_lp[b]))
+            elif not finite[b]:
+                results[row_ids[b]] = _unfinished(history[b:b + 1], scores[b:b + 1],
+                                                  model_lp[b:b + 1], t - 1, alpha)
+            else:
+                results[row_ids[b]] = _unfinished(new_history[b:b + 1], new_scores[b:b + 1],
+                                                  new_lp[b:b + 1], t, alpha)
+        keep = (~done).nonzero().flatten()
+        if keep.numel() == 0:
+            break
+        row_ids = [row_ids[b] for b in keep.tolist()]
+        scores, model_lp, history = new_scores[keep], new_lp[keep], new_history[keep]
+        tokens = token[keep]
+        state = model.reorder(state, keep)
+        for p in procs:
+            p.update(tokens, keep)
+        logprobs, state = model.step(state, tokens)
+    return results

@@ -1,0 +1,221 @@
+"""Attention kinds of T-D / T-DMCA: causality at awkward lengths, local = full when one block
+covers the sequence, memory-compressed = a brute-force reference, cached steps = a full pass."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from models import attention
+from models.attention import AttentionCache, CausalSelfAttention
+
+LENGTHS = [1, 2, 3, 7, 255, 256, 257, 769]
+BLOCK = 256
+D, HEADS = 8, 2
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: one thread is faster, and fair to test runs sharing the cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def layer(kind: str, block_size: int = BLOCK, previous_block: bool = True,
+          d: int = D, heads: int = HEADS) -> CausalSelfAttention:
+    torch.manual_seed(0)
+    module = CausalSelfAttention(d, heads, kind, block_size, previous_block).eval()
+    if kind == "compressed":  # a null slot that stands out, so a wrong mask shows
+        with torch.no_grad():
+            module.null_k.normal_()
+            module.null_v.normal_()
+    return module
+
+
+def cut_points(length: int) -> list[int]:
+    """Positions t after which the input is changed: sequence start, block edges, the end."""
+    points = {0, length // 2, BLOCK - 1, BLOCK, length - 2}
+    return sorted(t for t in points if 0 <= t < length - 1)
+
+
+CONFIGS = [("full", True), ("local", True), ("local", False), ("compressed", True)]
+
+
+@pytest.mark.parametrize("kind,previous_block", CONFIGS)
+@pytest.mark.parametrize("length", LENGTHS)
+def test_no_later_position_changes_an_earlier_output(kind, previous_block, length):
+    module = layer(kind, previous_block=previous_block)
+    torch.manual_seed(length)
+    x = torch.randn(1, length, D)
+    with torch.no_grad():
+        y = module(x)[0]
+        assert y.shape == (1, length, D) and torch.isfinite(y).all()
+        for t in cut_points(length):
+            changed = x.clone()
+            changed[:, t + 1:] = torch.randn(1, length - t - 1, D) * 3
+            y2 = module(changed)[0]
+            torch.testing.assert_close(y2[:, :t + 1], y[:, :t + 1], rtol=0, atol=1e-6,
+                                       msg=f"{kind}: position <= {t} saw a later position")
+            # The change does arrive (at the last position, which every kind lets see
+            # itself or, compressed, a complete window from length 3 on).
+            if kind != "compressed" or length >= 3:
+                assert not torch.allclose(y2[:, -1], y[:, -1])
+
+
+@pytest.mark.parametrize("length", [1, 5, 64])
+@pytest.mark.parametrize("previous_block", [True, False])
+def test_local_attention_with_one_block_is_full_causal_attention(length, previous_block):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, length, 4) for _ in range(3))
+    full = attention.causal_attention(q, k, v)
+    local = attention.local_attention(q, k, v, block_size=64, previous_block=previous_block)
+    torch.testing.assert_close(local, full)
+    # The modules too: same weights, one block covering the sequence.
+    full_layer, local_layer = layer("full"), layer("local", block_size=64)
+    local_layer.load_state_dict(full_layer.state_dict())
+    x = torch.randn(2, length, D)
+    with torch.no_grad():
+        torch.testing.assert_close(local_layer(x)[0], full_layer(x)[0])
+
+
+@pytest.mark.parametrize("previous_block", [True, False])
+def test_local_attention_equals_dense_attention_with_the_band_mask(previous_block):
+    """Block size 4 over 11 positions: query i sees j <= i in its block, plus the whole
+    previous block when previous_block (brute-force mask built position by position)."""
+    torch.manual_seed(0)
+    length, bs = 11, 4
+    q, k, v = (torch.randn(1, 2, length, 4) for _ in range(3))
+    mask = torch.zeros(length, length, dtype=torch.bool)
+    for i in range(length):
+        for j in range(i + 1):
+            same = j // bs == i // bs
+            previous = j // bs == i // bs - 1
+            mask[i, j] = same or (previous_block and previous)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    got = attention.local_attention(q, k, v, bs, previous_block)
+    torch.testing.assert_close(got, expected)
+
+
+def brute_force_compressed(module: CausalSelfAttention, x: torch.Tensor) -> torch.Tensor:
+    """Memory-compressed attention written out: for each query i, slot j = conv over raw keys
+    at positions 3j, 3j+1, 3j+2 computed by hand, usable iff 3j + 2 <= i; the null slot always.
+    x (1, T, d) -> (1, T, d)."""
+    d, h = module.d_model, module.n_heads
+    dh = d // h
+    w_qkv, b_qkv = module.qkv.weight, module.qkv.bias
+    t = x.shape[1]
+    out = torch.zeros(t, d)
+    q = x[0] @ w_qkv[:d].T + b_qkv[:d]  # (T, d)
+    k = x[0] @ w_qkv[d:2 * d].T + b_qkv[d:2 * d]
+    v = x[0] @ w_qkv[2 * d:].T + b_qkv[2 * d:]
+
+    def conv(raw, c, start):  # one output of Conv1d(d, d, 3, stride 3): sum over taps
+        return c.bias + sum(c.weight[:, :, tap] @ raw[start + tap] for tap in range(3))
+
+    for i in range(t):
+        keys = [module.null_k]
+        values = [module.null_v]
+        for j in range(t):
+            if 3 * j + 2 <= i:
+                keys.append(conv(k, module.compress_k, 3 * j))
+                values.append(conv(v, module.compress_v, 3 * j))
+        keys, values = torch.stack(keys), torch.stack(values)  # (1 + usable, d)
+        heads = []
+        for head in range(h):
+            cols = slice(head * dh, (head + 1) * dh)
+            scores = keys[:, cols] @ q[i, cols] / math.sqrt(dh)
+            heads.append(torch.softmax(scores, dim=0) @ values[:, cols])
+        out[i] = torch.cat(heads)
+    return (out @ module.out.weight.T + module.out.bias).unsqueeze(0)
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 8, 10])
+def test_compressed_attention_equals_a_brute_force_reference(length):
+    module = layer("compressed")
+    torch.manual_seed(1)
+    x = torch.randn(1, length, D)
+    with torch.no_grad():
+        torch.testing.assert_close(module(x)[0], brute_force_compressed(module, x),
+                                   rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind,previous_block", CONFIGS)
+def test_cached_steps_from_ragged_prefills_equal_a_full_pass(kind, previous_block):
+    """Rows prefilled with 5, 2 and 0 positions (right-padded with noise), then stepped one
+    position at a time, with a reorder in the middle: every step equals the full pass of that
+    row alone."""
+    module = layer(kind, block_size=4, previous_block=previous_block)
+    torch.manual_seed(2)
+    total = 15
+    rows = torch.randn(3, total, D)  # row r's full input sequence
+    lengths = torch.tensor([5, 2, 0])
+    with torch.no_grad():
+        expected = [module(rows[r:r + 1])[0][0] for r in range(3)]  # (T, d) each
+        prefix = rows[:, :5].clone()
+        prefix[1, 2:] = torch.randn(3, D) * 5  # padding content must not matter
+        prefix[2] = torch.randn(5, D) * 5
+        _, cache = module(prefix, return_cache=True)
+        lengths_now, which, length_bound = lengths.clone(), torch.arange(3), 5
+        for s in range(9):
+            if s == 4:
+                index = torch.tensor([2, 0, 0, 1])
+                cache, lengths_now, which = (cache.index_select(index), lengths_now[index],
+                                             which[index])
+            x = rows[which, lengths_now]  # (N, d): each row's next input
+            y, cache = module.step(x, cache, lengths_now, length_bound + 1)
+            for n, r in enumerate(which.tolist()):
+                torch.testing.assert_close(y[n], expected[r][lengths_now[n]], rtol=1e-5,
+                                           atol=1e-5, msg=f"{kind}: step {s}, row {r}")
+            lengths_now, length_bound = lengths_now + 1, length_bound + 1
+
+
+def test_a_step_on_an_empty_cache_equals_position_zero():
+    for kind in attention.KINDS:
+        module = layer(kind)
+        x = torch.randn(2, 1, D)
+        with torch.no_grad():
+            y, _ = module.step(x[:, 0], AttentionCache(), torch.zeros(2, dtype=torch.long), 1)
+            torch.testing.assert_close(y, module(x)[0][:, 0])
+
+
+@pytest.mark.parametrize("kind", attention.KINDS)
+def test_runs_under_bf16_autocast(kind):
+    module = CausalSelfAttention(D, HEADS, kind, block_size=4)
+    x = torch.randn(2, 13, D, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y, cache = module(x, return_cache=True)
+        step, _ = module.step(x[:, 0], cache, torch.tensor([13, 13]), 14)
+    assert y.dtype == torch.bfloat16 and torch.isfinite(y.float()).all()
+    assert torch.isfinite(step.float()).all()
+    y.float().sum().backward()
+    assert torch.isfinite(x.grad).all()
+
+
+def test_unknown_kind_is_a_clear_error():
+    with pytest.raises(ValueError, match="'global'.*full, local, compressed"):
+        CausalSelfAttention(D, HEADS, "global")
+
+
+def test_masks_by_hand():
+    # Slot j covers [3j, 3j+2]; query 5 may use slot 0 (ends at 2) and slot 1 (ends at 5).
+    mask = attention.compressed_mask(7, 2, 3, 3)
+    assert mask[:, 0].all()
+    assert mask[:, 1].tolist() == [False, False, True, True, True, True, True]
+    assert mask[:, 2].tolist() == [False, False, False, False, False, True, True]
+    assert attention.slot_count(2, 3, 3) == 0 and attention.slot_count(8, 3, 3) == 2
+    local = attention.local_mask(2, 2, previous_block=True)  # (blocks, bs, 2 bs)
+    assert local[0].tolist() == [[False, False, True, False], [False, False, True, True]]
+    assert local[1].tolist() == [[True, True, True, False], [True, True, True, True]]
+
+
+def test_sinusoid_has_no_maximum_length():
+    pe = attention.sinusoid(torch.tensor([0, 1, 50_000]), 8)
+    assert pe.shape == (3, 8)
+    torch.testing.assert_close(pe[0], torch.tensor([0.0] * 4 + [1.0] * 4))
+    assert pe[1, 0] == pytest.approx(math.sin(1.0))  # timescale 1 for the first pair
+    assert torch.isfinite(pe).all()

@@ -1,0 +1,151 @@
+"""ROUGE, 75-byte recall, redundancy, perplexity and the evaluate summary, on golden values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from rouge_score import rouge_scorer
+
+from models import evaluation
+from models.evaluation import (
+    duc_recall,
+    format_table,
+    perplexity,
+    redundancy,
+    rouge,
+    rouge_per_example,
+    summarize,
+    truncate_bytes,
+)
+
+PREDICTIONS = [
+    "The quick brown foxes were jumping over lazy dogs.",
+    "Paris is the capital and largest city of France.",
+    "a completely unrelated sentence",
+]
+REFERENCES = [
+    "A quick brown fox jumps over the lazy dog.",
+    "Paris is the capital of France, and its largest city.",
+    "Zurich is a city in Switzerland.",
+]
+
+
+def test_rouge_equals_rouge_score_with_stemming():
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    direct = [scorer.score(r, p) for p, r in zip(PREDICTIONS, REFERENCES, strict=True)]
+    got = rouge(PREDICTIONS, REFERENCES)
+    assert set(got) == {"rouge1", "rouge2", "rougeL"}
+    for name in got:
+        for part, attr in (("f", "fmeasure"), ("p", "precision"), ("r", "recall")):
+            want = sum(getattr(d[name], attr) for d in direct) / len(direct)
+            assert got[name][part] == pytest.approx(want), (name, part)
+    per = rouge_per_example(PREDICTIONS, REFERENCES)
+    assert per[1]["rouge2"]["r"] == pytest.approx(direct[1]["rouge2"].recall)
+
+
+def test_rouge_golden_values():
+    # Stemming: "running cats" matches "run cat". Precision is over the prediction's tokens.
+    got = rouge_per_example(["running cats", "a b c d"], ["run cat", "a b"])
+    assert got[0]["rouge1"]["f"] == pytest.approx(1.0)
+    assert (got[1]["rouge1"]["p"], got[1]["rouge1"]["r"]) == pytest.approx((0.5, 1.0))
+    # ROUGE-L is one LCS over the whole text, newlines ignored (not "rougeLsum", which would
+    # match each line separately and give 1.0 here).
+    swapped = rouge(["x y\nz w"], ["z w\nx y"])
+    assert swapped["rougeL"]["f"] == pytest.approx(0.5)
+
+
+def test_rouge_rejects_mismatched_inputs():
+    with pytest.raises(ValueError, match="2 predictions but 1 references"):
+        rouge(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="no predictions"):
+        rouge([], [])
+
+
+def test_truncate_bytes_never_splits_a_character():
+    assert truncate_bytes("a" * 80, 75) == "a" * 75
+    assert truncate_bytes("é" * 40, 75) == "é" * 37  # 2-byte characters: 74 bytes
+    assert truncate_bytes("a" + "日" * 30, 75) == "a" + "日" * 24  # 73 bytes; a 25th needs 76
+    assert truncate_bytes("日" * 30, 75) == "日" * 25  # exactly 75 bytes
+    assert truncate_bytes("short", 75) == "short"
+
+
+def test_duc_recall_scores_only_the_first_75_bytes():
+    reference = "the cat sat on the mat"
+    prediction = "cat sat " + "x" * 70 + " mat"  # "mat" starts after byte 75
+    got = duc_recall([prediction], [reference])
+    assert got["rouge1"] == pytest.approx(2 / 6)  # cat, sat of 6 reference tokens
+    assert rouge([prediction], [reference])["rouge1"]["r"] == pytest.approx(3 / 6)
+    # A multi-byte character straddling byte 75 is dropped, not scored as a broken token.
+    accented = "cat sat " + "x" * 66 + "é mat"  # é is bytes 75-76
+    assert truncate_bytes(accented, 75).endswith("x")
+    assert duc_recall([accented], [reference])["rouge1"] == pytest.approx(2 / 6)
+
+
+def test_redundancy_golden_values():
+    outputs = ["The cat saw the cat and the Cat.", "A dog barked.", "Rain, rain, RAIN! 42 42 storm"]
+    got = redundancy(outputs)
+    # 1: cat saw cat cat -> 2 repeats ("the", "and" are stopwords); 2: none; 3: rain x3 -> 2
+    # (the number 42 is not a word).
+    assert got == {"share_repeating": pytest.approx(2 / 3),
+                   "repeated_tokens_per_output": pytest.approx(4 / 3)}
+    assert redundancy(["the the end"], stopwords=frozenset()) == {
+        "share_repeating": 1.0, "repeated_tokens_per_output": 1.0}
+    assert redundancy([""]) == {"share_repeating": 0.0, "repeated_tokens_per_output": 0.0}
+
+
+def test_perplexity():
+    assert perplexity(10 * math.log(2.0), 10) == pytest.approx(2.0)
+    assert perplexity(0.0, 5) == 1.0
+    assert perplexity(1e6, 1) == math.inf
+    with pytest.raises(ValueError, match="positive token count"):
+        perplexity(1.0, 0)
+
+
+def records():
+    return [
+        {"id": 1, "prediction": PREDICTIONS[0], "reference": REFERENCES[0],
+         "reference_nll": 3 * math.log(2.0), "reference_tokens": 3},  # per token: ppl 2
+        {"id": 2, "prediction": PREDICTIONS[1], "reference": REFERENCES[1],
+         "reference_nll": math.log(8.0), "reference_tokens": 1},  # ppl 8
+        {"id": 3, "prediction": PREDICTIONS[2], "reference": REFERENCES[2]},  # no NLL
+    ]
+
+
+def test_summarize():
+    got = summarize(records())
+    assert got["examples"] == 3
+    assert got["rouge"] == rouge(PREDICTIONS, REFERENCES)
+    assert got["duc_recall_75b"] == duc_recall(PREDICTIONS, REFERENCES)
+    assert got["redundancy"] == redundancy(PREDICTIONS)
+    # Corpus-level: exp(6 ln 2 / 4 tokens) = 2 ** 1.5, not the mean of 2 and 8.
+    assert got["perplexity"] == pytest.approx(2 ** 1.5)
+    assert (got["perplexity_examples"], got["perplexity_tokens"]) == (2, 4)
+    assert got["prediction_words"] == pytest.approx((9 + 9 + 4) / 3)
+    without = summarize([{k: v for k, v in r.items() if "nll" not in k} for r in records()])
+    assert without["perplexity"] is None
+
+
+def test_summarize_names_the_bad_record():
+    bad = records()
+    del bad[1]["reference"]
+    with pytest.raises(ValueError, match=r"record 1 \(id 2\) lacks reference"):
+        summarize(bad)
+    with pytest.raises(ValueError, match="no prediction records"):
+        summarize([])
+
+
+def test_format_table():
+    metrics = summarize(records())
+    table = format_table(metrics)
+    lines = table.splitlines()
+    rouge_l = next(line for line in lines if line.startswith("ROUGE-L "))
+    assert f"{100 * metrics['rouge']['rougeL']['f']:.2f}" in rouge_l
+    assert any(line.startswith("perplexity") and "2.828" in line for line in lines)
+    repeating = next(line for line in lines if line.startswith("outputs repeating"))
+    assert repeating.endswith("0.0%")  # none of the three outputs repeats a content word
+    assert len(lines) < 20
+
+
+def test_stopwords_are_sklearns():
+    assert len(evaluation.STOPWORDS) == 318 and "the" in evaluation.STOPWORDS

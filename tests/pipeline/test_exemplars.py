@@ -1,0 +1,274 @@
+"""Exemplar retrieval: top-1 bag-of-words cosine, own row excluded, ties, blocks, the loader."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import exemplars, loader, schemas
+from workflows import cli
+
+WORDS = ("the minister said on monday that talks with rebels would resume in the capital after "
+         "police reported clashes near border towns while shares fell sharply").split()
+
+
+def sentences(n: int, seed: int, low: int, high: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))) for _ in range(n)]
+
+
+def write_pairs(folder: Path, name: str, sources: list[str], targets: list[str]) -> tuple[str, str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    source, target = folder / f"{name}.article.txt", folder / f"{name}.title.txt"
+    source.write_text("".join(line + "\n" for line in sources))
+    target.write_text("".join(line + "\n" for line in targets))
+    return str(source), str(target)
+
+
+def convert(source: str, target: str, split: str, out: Path, *extra: str) -> int:
+    return cli.main(["convert-pairs", "--source", source, "--target", target, "--split", split,
+                     "--out", str(out), *extra])
+
+
+def brute_force(train: list[list[int]], train_ids: list[int], queries: list[list[int]],
+                query_ids: list[int] | None, vocab_size: int) -> tuple[list[int], list[float], int]:
+    """Dense float64 reference: (exemplar ids, similarities, queries that had a tie)."""
+
+    def counts(rows):
+        out = np.zeros((len(rows), vocab_size))
+        for i, row in enumerate(rows):
+            np.add.at(out[i], row, 1.0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+    cosines = counts(queries) @ counts(train).T  # (Q, N)
+    chosen, similarity, tied = [], [], 0
+    for q in range(len(queries)):
+        candidates = [(train_ids[n], cosines[q, n]) for n in range(len(train))
+                      if query_ids is None or train_ids[n] != query_ids[q]]
+        best = max(c for _, c in candidates)
+        at_best = sorted(i for i, c in candidates if c >= best - 1e-9)
+        tied += len(at_best) > 1
+        chosen.append(at_best[0])
+        similarity.append(best)
+    return chosen, similarity, tied
+
+
+def random_rows(rng, n: int, vocab_size: int) -> list[list[int]]:
+    # A tiny vocabulary and short rows: many equal bags, so many ties.
+    return [list(rng.integers(0, vocab_size, size=rng.integers(1, 4))) for _ in range(n)]
+
+
+# --------------------------------------------------------------------------------------------
+# Pure functions
+
+
+def test_bag_of_words_is_l2_normalised_counts_without_ignored_ids():
+    matrix = exemplars.bag_of_words([[5, 5, 6, 0], [7], [0], []], vocab_size=8, ignore={0})
+    assert matrix.shape == (4, 8) and matrix.dtype == np.float32
+    expected = np.zeros((4, 8))
+    expected[0, 5], expected[0, 6] = 2 / np.sqrt(5), 1 / np.sqrt(5)
+    expected[1, 7] = 1.0
+    np.testing.assert_allclose(matrix.toarray(), expected, rtol=1e-6)
+
+
+def test_bag_of_words_rejects_ids_outside_the_vocabulary():
+    with pytest.raises(ValueError, match="token id 9 is outside the vocabulary"):
+        exemplars.bag_of_words([[1, 9]], vocab_size=8)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_retrieval_matches_dense_brute_force_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    vocab_size = 6
+    train = random_rows(rng, 60, vocab_size)
+    train_ids = sorted(rng.choice(1000, size=60, replace=False).tolist())  # not 0..N-1
+    dev = random_rows(rng, 30, vocab_size)
+    dev_ids = list(range(100, 130))
+    keys = exemplars.bag_of_words(train, vocab_size)
+    config = exemplars.ExemplarConfig("unused", block_size=7)
+    ids = np.asarray(train_ids)
+
+    got = exemplars.retrieve_split(ids, keys, ids, keys, True, config)
+    want, want_sims, tied = brute_force(train, train_ids, train, train_ids, vocab_size)
+    assert tied > 5  # the case under test: equal cosines go to the smallest id
+    assert got.exemplar_ids.tolist() == want
+    np.testing.assert_allclose(got.similarity, want_sims, atol=1e-6)
+    assert got.ids.tolist() == train_ids
+
+    got = exemplars.retrieve_split(ids, keys, np.asarray(dev_ids),
+                                   exemplars.bag_of_words(dev, vocab_size), False, config)
+    want, want_sims, tied = brute_force(train, train_ids, dev, None, vocab_size)
+    assert tied > 5
+    assert got.exemplar_ids.tolist() == want
+    np.testing.assert_allclose(got.similarity, want_sims, atol=1e-6)
+
+
+def test_a_training_example_never_gets_its_own_target():
+    # Every source is the same bag: without the exclusion, each row's best match is itself
+    # (or, by the tie rule, row 0); with it, row 0 gets row 1 and every other row gets row 0.
+    train = [[3, 4, 4]] * 5
+    keys = exemplars.bag_of_words(train, 8)
+    ids = np.asarray([10, 11, 12, 13, 14])
+    got = exemplars.retrieve_split(ids, keys, ids, keys, True, exemplars.ExemplarConfig("x"))
+    assert got.exemplar_ids.tolist() == [11, 10, 10, 10, 10]
+    np.testing.assert_allclose(got.similarity, 1.0, rtol=1e-6)
+    # A dev query with the same bag gets the smallest id.
+    dev = exemplars.retrieve_split(ids, keys, np.asarray([1]), keys[:1], False,
+                                   exemplars.ExemplarConfig("x"))
+    assert dev.exemplar_ids.tolist() == [10]
+
+
+def test_a_query_sharing_no_word_gets_the_smallest_id_with_similarity_zero():
+    keys = exemplars.bag_of_words([[1, 2], [3]], 8)
+    rows, sims = exemplars.top1(keys, exemplars.bag_of_words([[5], []], 8))
+    assert rows.tolist() == [0, 0] and sims.tolist() == [0.0, 0.0]
+
+
+def test_a_single_training_example_cannot_be_its_own_exemplar():
+    keys = exemplars.bag_of_words([[1, 2]], 8)
+    with pytest.raises(ValueError, match="1 training example"):
+        exemplars.top1(keys, keys, exclude=np.asarray([0]))
+
+
+@pytest.mark.parametrize("block_size,workers", [(1, 1), (3, 2), (16, 3), (None, 2)])
+def test_blocked_equals_one_block(block_size, workers):
+    rng = np.random.default_rng(7)
+    train = exemplars.bag_of_words(random_rows(rng, 50, 9), 9)
+    queries = exemplars.bag_of_words(random_rows(rng, 41, 9), 9)
+    exclude = np.where(rng.random(41) < 0.5, rng.integers(0, 50, size=41), -1)
+    one_rows, one_sims = exemplars.top1(train, queries, exclude, block_size=41)
+    done = []
+    rows, sims = exemplars.top1(train, queries, exclude, block_size=block_size, workers=workers,
+                                progress=lambda d, t: done.append((d, t)))
+    assert rows.tolist() == one_rows.tolist() and sims.tolist() == one_sims.tolist()
+    assert all(rows[i] != exclude[i] for i in range(41))
+    assert done[-1] == (41, 41) and [d for d, _ in done] == sorted(d for d, _ in done)
+
+
+def test_auto_block_size_bounds_one_block():
+    assert exemplars.auto_block_size(10_000, max_cells=1 << 20) == 104
+    assert exemplars.auto_block_size(50_000_000) == 1
+    assert exemplars.auto_block_size(10) == exemplars.MAX_BLOCK
+
+
+# --------------------------------------------------------------------------------------------
+# On datasets, through the command
+
+
+@pytest.fixture()
+def pairs_data(tmp_path):
+    """A pairs dataset with train (30 pairs, 2 shards) and dev (6): OUT."""
+    out = tmp_path / "out"
+    train = write_pairs(tmp_path, "train", sentences(30, 10, 6, 12), sentences(30, 11, 2, 5))
+    assert convert(*train, "train", out, "--vocab-size", "200", "--shards", "2") == 0
+    dev = write_pairs(tmp_path, "dev", sentences(6, 12, 6, 12), sentences(6, 13, 2, 5))
+    assert convert(*dev, "dev", out) == 0
+    return out
+
+
+def test_exemplars_command_and_the_loader_attach_the_exemplar_target(pairs_data, capsys):
+    out = pairs_data
+    data = loader.Dataset(str(out))
+    with pytest.raises(FileNotFoundError, match=f"wikisum exemplars --data {out}"):
+        next(data.examples("dev", exemplars=True))
+
+    assert cli.main(["exemplars", "--data", str(out), "--block-size", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert "train: 30/30 rows" in printed and "dev: 6/6 rows" in printed and " s" in printed
+
+    stored = {split: {r["id"]: r for path in sorted(out.glob(f"{split}-*.parquet"))
+                      for r in pq.read_table(path).to_pylist()} for split in ("train", "dev")}
+    info = json.loads((out / "dataset.json").read_text())
+    special = set(info["special_ids"].values())
+    for split in ("train", "dev"):
+        table = pq.read_table(out / f"exemplars-{split}.parquet")
+        assert table.schema.equals(schemas.EXEMPLARS, check_metadata=False)
+        assert table.schema.metadata[b"wikisum.exemplars.kind"] == b"pairs"
+        found = {r["id"]: r["exemplar_id"] for r in table.to_pylist()}
+        assert sorted(found) == sorted(stored[split])
+        train_ids = sorted(stored["train"])
+        want, _, _ = brute_force(
+            [[t for t in stored["train"][i]["source_ids"] if t not in special]
+             for i in train_ids], train_ids,
+            [[t for t in stored[split][i]["source_ids"] if t not in special]
+             for i in sorted(found)],
+            sorted(found) if split == "train" else None, info["vocab_size"])
+        assert [found[i] for i in sorted(found)] == want
+
+        examples = list(loader.Dataset(str(out)).examples(split, max_input_tokens=4,
+                                                           exemplars=True))
+        assert len(examples) == len(found)
+        for ex in examples:
+            assert ex.exemplar == stored["train"][found[ex.id]]["target_ids"]
+            assert ex.inputs == stored[split][ex.id]["source_ids"][:4]
+            if split == "train":
+                assert found[ex.id] != ex.id
+
+
+def test_converting_train_again_removes_stale_exemplars(pairs_data, tmp_path, capsys):
+    out = pairs_data
+    assert cli.main(["exemplars", "--data", str(out)]) == 0
+    assert (out / "exemplars-dev.parquet").is_file()
+    train = write_pairs(tmp_path / "again", "train", sentences(12, 20, 6, 12),
+                        sentences(12, 21, 2, 5))
+    capsys.readouterr()
+    assert convert(*train, "train", out) == 0
+    assert "rerun `wikisum exemplars" in capsys.readouterr().out
+    assert not list(out.glob("exemplars-*.parquet"))
+
+
+def test_missing_row_in_exemplars_file_is_a_clear_error(pairs_data):
+    out = pairs_data
+    assert cli.main(["exemplars", "--data", str(out)]) == 0
+    table = pq.read_table(out / "exemplars-dev.parquet")
+    pq.write_table(table.slice(0, 3), out / "exemplars-dev.parquet")
+    with pytest.raises(ValueError, match="has no row for dev id 4.*rerun `wikisum exemplars"):
+        list(loader.Dataset(str(out)).examples("dev", exemplars=True))
+
+
+def test_bad_options_and_missing_train_are_clear_errors(tmp_path, pairs_data):
+    with pytest.raises(SystemExit, match="--block-size must be at least 1"):
+        cli.main(["exemplars", "--data", str(pairs_data), "--block-size", "0"])
+    with pytest.raises(SystemExit, match="dataset.json not found"):
+        cli.main(["exemplars", "--data", str(tmp_path / "nothing")])
+    for shard in pairs_data.glob("train-*.parquet"):
+        shard.unlink()
+    with pytest.raises(SystemExit, match="no train shards"):
+        cli.main(["exemplars", "--data", str(pairs_data)])
+
+
+def test_wikisum_shards_without_writing_into_the_shared_build(built_sample, tmp_path):
+    build, _ = built_sample
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in (build / "data").iterdir())
+    data_dir = tmp_path / "data"
+    shutil.copytree(build / "data", data_dir)
+    assert cli.main(["exemplars", "--data", str(data_dir), "--extractor", "tfidf",
+                     "--corpus", "combined", "--max-input-tokens", "60"]) == 0
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in (build / "data").iterdir()) == before
+
+    data = loader.Dataset(str(data_dir))
+    special = set(data.special_ids.values())
+    inputs = {split: {ex.id: ex for ex in data.examples(split, "tfidf", "combined", 60)}
+              for split in ("train", "dev", "test")}
+    train_ids = sorted(inputs["train"])
+    for split in ("train", "dev", "test"):
+        table = pq.read_table(data_dir / f"exemplars-{split}.parquet")
+        assert table.schema.metadata[b"wikisum.exemplars.extractor"] == b"tfidf"
+        found = dict(zip(table["id"].to_pylist(), table["exemplar_id"].to_pylist(), strict=True))
+        ids = sorted(inputs[split])
+        assert sorted(found) == ids and len(ids) > 0
+        want, _, _ = brute_force(
+            [[t for t in inputs["train"][i].inputs if t not in special] for i in train_ids],
+            train_ids, [[t for t in inputs[split][i].inputs if t not in special] for i in ids],
+            ids if split == "train" else None, data.info["vocab_size"])
+        assert [found[i] for i in ids] == want
+        for ex in data.examples(split, "tfidf", "combined", 60, exemplars=True):
+            assert ex.exemplar == inputs["train"][found[ex.id]].targets  # the lead's ids
+            assert ex.inputs == inputs[split][ex.id].inputs

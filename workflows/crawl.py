@@ -1,0 +1,140 @@
+"""``wikisum crawl``: the Beam job that fetches what Common Crawl missed into WARC files."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipeline import crawl
+
+HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
+DESCRIPTION = """\
+Fetch the URLs listed in --urls files (one a line; blank lines and # comments ignored; e.g. the
+missing_urls.txt of `wikisum ingest`) into WARC files that `wikisum ingest --warc` reads.
+
+Polite: URLs are grouped by host; each host gets at most --per-host-concurrency requests in
+flight and --delay seconds between requests (or its robots.txt Crawl-delay, up to 60 s); hosts
+are fetched in parallel. robots.txt is fetched once per host and obeyed for --user-agent; a 4xx
+robots.txt allows everything, a 5xx or unreachable one disallows everything (RFC 9309; those
+URLs end failed(robots_unavailable) and are tried again on the next run).
+
+Safe: http and https only; every request (redirects and robots.txt included) resolves its host
+once, every resolved address must be public (loopback, private, link-local and reserved
+addresses are refused unless --allow-private; cloud metadata, multicast and unspecified ones
+always), and the connection goes to that checked address.
+
+Resumable: run again with the same --out and only what is not settled is fetched; URLs that
+ended fetched, refused or failed with a 4xx are logged as skipped. Files are never overwritten.
+
+Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
+  warc/crawl-RUN-HOSTHASH-PPPPP.warc.gz          request + response records, gzip per record
+  log/crawl_log-RUN-SSSSS-of-NNNNN.parquet       one row per distinct URL: its outcome
+  log/crawl_log-RUN-SSSSS-of-NNNNN.jsonl         the same rows as JSON Lines
+  summary-RUN.json, summary.json                 counts per outcome and reason; URLs in = out
+"""
+EPILOG = """\
+Beam pipeline options are passed through, e.g.:
+  local, all cores:  --direct_num_workers 0 --direct_running_mode multi_processing
+  Dataflow:          --runner DataflowRunner --project PROJECT --region REGION \\
+                     --temp_location gs://BUCKET/tmp --setup_file ./setup.py
+"""
+
+
+def size(text: str) -> int:
+    try:
+        return crawl.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("crawl", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = crawl.CrawlConfig(urls=(), out="")
+    p.add_argument("--urls", required=True, action="append", metavar="FILE",
+                   help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--per-host-concurrency", type=int, default=d.per_host_concurrency,
+                   metavar="N", help="requests in flight per host (default: %(default)s)")
+    p.add_argument("--delay", type=float, default=d.delay_s, metavar="S",
+                   help="seconds between requests to one host (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=d.timeout_s, metavar="S",
+                   help="seconds to connect and for each read; a whole request gets "
+                        f"{crawl.DEADLINE_FACTOR:g}x (default: %(default)s)")
+    p.add_argument("--max-bytes", type=size, default=d.max_bytes, metavar="SIZE",
+                   help="body bytes kept per response, e.g. 10MB, 512KB, 4096; a longer body "
+                        "is cut and its record marked truncated (default: 10MB)")
+    p.add_argument("--retries", type=int, default=d.retries, metavar="N",
+                   help="extra tries on timeouts, connection errors and 5xx, never on 4xx "
+                        "(default: %(default)s)")
+    p.add_argument("--backoff", type=float, default=d.backoff_s, metavar="S",
+                   help="wait before the first retry, doubled for each next one "
+                        "(default: %(default)s)")
+    p.add_argument("--user-agent", default=d.user_agent, metavar="UA",
+                   help="User-Agent sent and matched against robots.txt; include a contact "
+                        "address (default: %(default)r)")
+    p.add_argument("--allow-private", action="store_true",
+                   help="allow loopback, private and link-local addresses (for a test server "
+                        "or an intranet; cloud metadata addresses stay refused)")
+    p.add_argument("--no-verify-tls", dest="verify_tls", action="store_false",
+                   help="accept any TLS certificate (old cited sites often have expired ones)")
+    p.add_argument("--warc-part-bytes", type=size, default=d.warc_part_bytes, metavar="SIZE",
+                   help="start a new WARC part past this size (default: 1GB)")
+    p.add_argument("--log-shards", type=int, default=d.log_shards, metavar="N",
+                   help="log files per run (default: %(default)s)")
+    p.set_defaults(func=run, beam_args=True)
+
+
+def config_from_args(args) -> crawl.CrawlConfig:
+    checks = [(args.per_host_concurrency >= 1, "--per-host-concurrency must be at least 1"),
+              (args.delay >= 0, "--delay must not be negative"),
+              (args.timeout > 0, "--timeout must be positive"),
+              (args.retries >= 0, "--retries must not be negative"),
+              (args.backoff >= 0, "--backoff must not be negative"),
+              (args.log_shards >= 1, "--log-shards must be at least 1"),
+              (bool(args.user_agent.strip()), "--user-agent must not be empty")]
+    for ok, message in checks:
+        if not ok:
+            raise SystemExit(f"wikisum crawl: {message}")
+    return crawl.CrawlConfig(
+        urls=tuple(args.urls), out=args.out, run_id=crawl.new_run_id(),
+        per_host_concurrency=args.per_host_concurrency, delay_s=args.delay,
+        timeout_s=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
+        backoff_s=args.backoff, user_agent=args.user_agent.strip(),
+        allow_private=args.allow_private, verify_tls=args.verify_tls,
+        warc_part_bytes=args.warc_part_bytes, log_shards=args.log_shards)
+
+
+def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
+    logging.getLogger("wikisum").setLevel(logging.INFO)
+    config = config_from_args(args)
+    options = PipelineOptions(beam_argv or [])
+    try:
+        summary = crawl.run(config, options)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"wikisum crawl: {exc}") from exc
+    print(format_summary(summary, config.out))
+    return 0 if summary["balanced"] else 1
+
+
+def format_summary(summary: dict, out: str) -> str:
+    total = sum(summary["outcomes"].values())
+    mark = "" if summary["balanced"] else "  NOT BALANCED"
+    lines = [f"crawl {summary['run_id']} finished: {out}",
+             f"  lines {summary['lines']}  (ignored {summary['ignored_lines']}, duplicates "
+             f"{summary['duplicates']})  URLs in {summary['urls']}  outcomes out {total}{mark}"]
+    for outcome, n in summary["outcomes"].items():
+        reasons = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in summary["reasons"].items()
+                            if k.split(":", 1)[0] == outcome)
+        lines.append(f"  {outcome:8s} {n:>8d}" + (f"  ({reasons})" if reasons else ""))
+    warcs = summary["warc_files"]
+    lines.append(f"  WARC files written: {len(warcs)}")
+    lines.extend(f"    {path}" for path in warcs)
+    pattern = FileSystems.join(out, "warc", "*.warc.gz")
+    lines.append("Read them (with earlier captures, if any) with:")
+    lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
+                 "--out DIR")
+    return "\n".join(lines)

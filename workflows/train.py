@@ -1,0 +1,91 @@
+"""``wikisum train``: train (or resume) an abstractive model; the run is
+:func:`models.training.train` of a :class:`models.training.TrainConfig`."""
+
+from __future__ import annotations
+
+import argparse
+
+import models
+
+HELP = "train (or resume) an abstractive model on a dataset into a self-contained run directory"
+DESCRIPTION = f"""\
+Train a model on the train split of --data (a `wikisum build` or `wikisum rank` output, or
+headline pairs from `wikisum convert-pairs`). The model input is the title, <t>, then the
+paragraphs in --extractor order on --corpus, cut to L tokens.
+Models: {', '.join(models.NAMES)}.
+
+Settings come, in increasing precedence, from TrainConfig's defaults, a --config file (.yaml,
+.toml or .json: TrainConfig fields, and model config fields under `model:`), the flags below,
+and KEY=VALUE arguments (last). KEY is a TrainConfig field (lr, warmup_steps, accumulate,
+clip_norm, seed, eval_every, checkpoint_every, keep_checkpoints, ...), a model config field
+(d_model, dropout, ...), or either written model.FIELD / train.FIELD; VALUE is read as JSON or
+a YAML scalar. Unknown keys are an error.
+
+Running `wikisum train` again with the same --out resumes from the latest checkpoint and trains
+on exactly as an uninterrupted run would. Several GPUs:
+  torchrun --nproc_per_node N -m workflows.cli train ...
+
+Outputs in --out (RUN):
+  config.json               model name, model config, train config, special ids
+  vocab.model               the data's sentencepiece model (the run is self-contained)
+  checkpoints/step-N.pt     model, optimizer, schedule, RNG states, data position
+  log.jsonl                 step, loss, lr, tokens/s; dev perplexity; events
+  summary.json              the final (or latest) summary
+  tensorboard/              when torch.utils.tensorboard is importable
+A progress line with tokens/s goes to stderr. A non-finite loss stops with an error (exit 1).
+"""
+
+# Defaults shown in --help; they are TrainConfig's (a test keeps the two equal). Flags default
+# to None so that a value left out does not hide one from --config.
+SHOWN_DEFAULTS = {"preset": "base", "steps": 20000, "extractor": "tfidf", "corpus": "combined",
+                  "max_input_tokens": 500, "batch_tokens": 4096, "device": "auto"}
+
+
+def add_parser(subparsers) -> None:
+    d = SHOWN_DEFAULTS
+    p = subparsers.add_parser("train", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", metavar="NAME", help="the model (or `model:` in --config)")
+    p.add_argument("--data", metavar="DIR", help="the dataset directory (or `data:` in --config)")
+    p.add_argument("--out", required=True, metavar="RUN", help="the run directory")
+    p.add_argument("--preset", choices=models.PRESETS,
+                   help=f"model size (default: {d['preset']})")
+    p.add_argument("--steps", type=int, metavar="N",
+                   help=f"optimizer updates in all (default: {d['steps']})")
+    p.add_argument("--stop-after", type=int, metavar="N",
+                   help="stop after N updates in this invocation, with a checkpoint; run again "
+                        "to go on (default: run to --steps)")
+    p.add_argument("--config", metavar="FILE", help="settings file (.yaml, .yml, .toml, .json)")
+    p.add_argument("--wfe", action="store_true",
+                   help="train the word-frequency estimator jointly (model config wfe=true)")
+    p.add_argument("--extractor", help=f"paragraph ranking (default: {d['extractor']})")
+    p.add_argument("--corpus", help=f"citations, search or combined (default: {d['corpus']})")
+    p.add_argument("--max-input-tokens", type=int, metavar="L",
+                   help=f"input length L in subwords (default: {d['max_input_tokens']})")
+    p.add_argument("--batch-tokens", type=int, metavar="N",
+                   help="token budget of a batch, padding included "
+                        f"(default: {d['batch_tokens']})")
+    p.add_argument("--device", help=f"auto, cpu, cuda or cuda:N (default: {d['device']})")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="TrainConfig or model config settings, after the flags")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from models import training  # imports torch: only when training
+    from models.data import CorruptShardError
+
+    options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
+               "extractor": args.extractor, "corpus": args.corpus,
+               "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
+               "device": args.device}
+    try:
+        config = training.make_config(args.model, args.data, args.out, file=args.config,
+                                      options=options, overrides=args.overrides, wfe=args.wfe)
+        summary = training.train(config)
+    except (training.NonFiniteLoss, CorruptShardError, FileNotFoundError,
+            ValueError) as exc:
+        raise SystemExit(f"wikisum train: {exc}") from exc
+    if summary["rank"] == 0:  # under torchrun every rank returns here; one line is enough
+        print(training.summary_line(summary))
+    return 0
