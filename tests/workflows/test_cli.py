@@ -60,7 +60,8 @@ def test_sample_rejects_zero_articles(tmp_path):
 
 
 def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
-    assert cli.main(["demo", "--out", str(tmp_path / "demo"), "--articles", "6"]) == 0
+    assert cli.main(["demo", "--out", str(tmp_path / "demo"), "--articles", "6",
+                     "--train-steps", "6"]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path / "demo" / "sample") in out
     assert str(tmp_path / "demo" / "build" / "data") in out
@@ -72,6 +73,13 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     assert str(tmp_path / "demo" / "report" / "report.html") in out
     metrics = json.loads((tmp_path / "demo" / "report" / "metrics.json").read_text())
     assert metrics["articles"] >= 1
+    run = tmp_path / "demo" / "run"
+    assert (run / "checkpoints" / "step-6.pt").is_file()
+    preds = [json.loads(line) for line in (run / "preds.jsonl").read_text().splitlines()]
+    assert preds and all(p["reference"] for p in preds)
+    scores = json.loads((run / "preds.metrics.json").read_text())
+    assert scores["examples"] == len(preds) and "rouge" in scores
+    assert str(run / "preds.jsonl") in out
 
 
 def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path):
