@@ -27,6 +27,13 @@ the point. Run by hand, never by CI::
 
     .venv/bin/python bench/headlines.py            # about 30 minutes on 2 cores
     .venv/bin/python bench/headlines.py --quick    # a smoke run: 30 steps, 50 dev pairs
+    .venv/bin/python bench/headlines.py --rescore  # score the last run's predictions again
+
+Besides ROUGE and redundancy, each decoding records how far outputs collapse onto a few
+headlines (share of distinct outputs, the most frequent one), redundancy without Gigaword's
+``<unk>`` marker, and for ATTEXP and ADADEC how often the output is the exemplar itself; the
+retrieval records how many queries have a near-duplicate exemplar. A prefix baseline (an
+article's first 8 words) and the redundancy of the reference headlines give the scale.
 
 It prints the tables and writes every figure, the commands, the machine and the seed to
 ``bench/results/headlines.json`` (``--out``; ``headlines-quick.json`` with ``--quick``).
@@ -70,8 +77,11 @@ WFE_WEIGHT = 0.1  # models.recurrent: ~1 / (target length) for headlines of ~10 
 BEAMS = (1, 5, 10)
 MAIN_BEAM = 5  # AdaDec's setting (Peng et al. 2019): beam 5, length penalty 1.0
 ALPHA = 1.0
-MAX_LEN = 30  # subwords, </s> included: a headline is ~10 (the longest dev headline ~30)
+MAX_LEN = 30  # subwords, </s> included: a dev headline has ~11 (at most 23)
+UNK_MARKS = ("\u2047", "<unk>")  # how an unknown piece decodes; Gigaword's own marker
+UNK_WORD = "unk"
 PREFIX_WORDS = 8  # the prefix baseline: an article's first words, about a headline's length
+NEAR_DUPLICATE = 0.9  # bag-of-words cosine of an exemplar's source that makes it a near copy
 
 # ROUGE-1/2/L F1 the papers report on the Gigaword test set of Rush et al. (3.8M train pairs).
 PAPERS = {"SEQ2SEQ (Peng et al. 2019)": (35.8, 17.5, 33.5),
@@ -90,7 +100,7 @@ class Settings:
     warmup_steps: int = 300
     lr: float = 1e-3
     batch_tokens: int = 2000
-    max_input_tokens: int = 100  # subwords; articles have ~36 (a few over 100 are cut)
+    max_input_tokens: int = 100  # subwords; articles have ~36 (at most 76): none is cut
     seed: int = 0
     device: str = "auto"
     threads: int = 1
@@ -154,15 +164,56 @@ def degeneracy(predictions: list[str]) -> dict:
 
 
 def score(predictions: list[str], references: list[str]) -> dict:
-    """ROUGE F1 (percent), redundancy and length of predictions against references."""
+    """ROUGE F1 (percent), redundancy and length of predictions against references.
+
+    Gigaword marks rare words "<unk>"; the BPE vocabulary has no "<" nor ">", so a generated
+    marker decodes as "⁇ unk ⁇" and every "unk" is one content word to ``redundancy``. Two
+    markers in an output are two rare words, not a repeat: ``redundancy_without_unk`` does not
+    count them.
+    """
     from models import evaluation
 
     means = evaluation.rouge(predictions, references)
     return {"rouge_f": {k: 100 * means[k]["f"] for k in evaluation.ROUGE_TYPES},
             "redundancy": evaluation.redundancy(predictions),
+            "redundancy_without_unk": evaluation.redundancy(
+                predictions, evaluation.STOPWORDS | {UNK_WORD}),
+            "unk_share": sum(any(m in p for m in UNK_MARKS) for p in predictions)
+            / len(predictions),
             "words": sum(len(p.split()) for p in predictions) / len(predictions),
             "empty": sum(not p.strip() for p in predictions),
             **degeneracy(predictions)}
+
+
+def exemplar_match(data: str, records: list[dict], tokenizer) -> dict:
+    """How much the outputs of a model that reads exemplars (ATTEXP, ADADEC) are the exemplar:
+    the share of outputs equal to their exemplar's text, and their mean ROUGE-1 F1 (percent)
+    against it. Dev exemplars are the targets of the most similar training sources."""
+    from models import evaluation
+    from pipeline.loader import Dataset
+
+    wanted = {r["id"] for r in records}
+    texts = {ex.id: tokenizer.decode(list(ex.exemplar))
+             for ex in Dataset(data).examples("dev", exemplars=True) if ex.id in wanted}
+    exemplars = [texts[r["id"]] for r in records]
+    predictions = [r["prediction"] for r in records]
+    means = evaluation.rouge(predictions, exemplars)
+    return {"equal_share": sum(p.strip() == e.strip() for p, e in zip(predictions, exemplars,
+                                                                      strict=True)) / len(records),
+            "rouge1_f": 100 * means["rouge1"]["f"]}
+
+
+def score_records(records: list[dict], name: str, data: str, tokenizer) -> dict:
+    """:func:`score` of a predictions file's records, with :func:`exemplar_match` for the
+    models that read exemplars."""
+    out = score([r["prediction"] for r in records], [r["reference"] for r in records])
+    if name in ("attexp", "adadec"):
+        out["exemplar_match"] = exemplar_match(data, records, tokenizer)
+    return out
+
+
+def read_predictions(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text("utf-8").splitlines()]
 
 
 # ------------------------------------------------------------------------------------------
@@ -195,18 +246,19 @@ def child(spec_path: str) -> int:
               "final_loss": summary["loss"], "dev": summary["dev"],
               "skipped": summary["skipped"], "tokens_seen": summary["tokens_seen"],
               "commands": [shlex.join(train_command(label, settings, run))], "decodes": []}
+    tokenizer = loaded.tokenizer
     del loaded
     for beam, constrained in decodes(label, settings):
         preds = str(Path(run) / f"dev-beam{beam}{'-wfe' if constrained else ''}.jsonl")
         out = decode(run, "dev", preds, beam=beam, alpha=settings.alpha, max_len=settings.max_len,
                      batch_size=settings.decode_batch, limit=settings.decode_limit,
                      wfe=constrained, device=settings.device, progress=False)
-        records = [json.loads(line) for line in Path(preds).read_text("utf-8").splitlines()]
+        records = read_predictions(preds)
         metrics = evaluation.summarize(records)
         entry = {"beam": beam, "wfe_decoding": constrained, "seconds": out["seconds"],
                  "examples": out["examples"], "predictions": preds,
                  "reference_perplexity": metrics["perplexity"],
-                 **score([r["prediction"] for r in records], [r["reference"] for r in records])}
+                 **score_records(records, name, settings.data, tokenizer)}
         result["decodes"].append(entry)
         result["commands"].append(shlex.join(decode_command(run, preds, beam, constrained,
                                                             settings)))
@@ -269,18 +321,44 @@ def retrieval(data: Path, workers: int) -> dict:
     from pipeline import exemplars
 
     summary = exemplars.run(exemplars.ExemplarConfig(str(data), workers=workers))
-    return {"workers": workers, "total_seconds": summary["seconds"],
-            "splits": {s: {"queries": e["rows"], "seconds": e["seconds"],
-                           "mean_similarity": e["mean_similarity"]}
-                       for s, e in summary["splits"].items()}}
+    out = {"workers": workers, "total_seconds": summary["seconds"],
+           "splits": {s: {"queries": e["rows"], "seconds": e["seconds"],
+                          "mean_similarity": e["mean_similarity"]}
+                      for s, e in summary["splits"].items()}}
+    add_near_duplicates(out, data)
+    return out
+
+
+def add_near_duplicates(retrieved: dict, data: Path) -> None:
+    """The share of each split's queries whose exemplar's source has a cosine of at least
+    NEAR_DUPLICATE with theirs: a training example with a near-duplicate exemplar teaches a
+    model to copy it, which pays off on the dev split only as often as dev has one."""
+    import pyarrow.parquet as pq
+
+    from pipeline.loader import exemplars_path
+
+    for split, entry in retrieved["splits"].items():
+        similarity = pq.read_table(exemplars_path(str(data), split),
+                                   columns=["similarity"])["similarity"].to_numpy()
+        entry["near_duplicate_share"] = float((similarity >= NEAR_DUPLICATE).mean())
 
 
 def prefix_baseline(folder: Path, limit: int | None) -> dict:
-    """The first PREFIX_WORDS words of each dev article as its headline."""
+    """The first PREFIX_WORDS words of each dev article as its headline, and (under
+    "references") the redundancy of the dev headlines themselves: how often real headlines
+    repeat a word."""
+    from models import evaluation
+
     source, target = (folder / name for name in FILES["dev"])
     articles = source.read_text("utf-8").splitlines()[:limit]
     titles = target.read_text("utf-8").splitlines()[:limit]
-    return score([" ".join(a.split()[:PREFIX_WORDS]) for a in articles], titles)
+    out = score([" ".join(a.split()[:PREFIX_WORDS]) for a in articles], titles)
+    out["references"] = {
+        "redundancy": evaluation.redundancy(titles),
+        "redundancy_without_unk": evaluation.redundancy(titles,
+                                                        evaluation.STOPWORDS | {UNK_WORD}),
+        "words": sum(len(t.split()) for t in titles) / len(titles)}
+    return out
 
 
 def run_children(labels: list[str], settings: Settings, work: Path, jobs: int,
@@ -342,7 +420,7 @@ def report(results: dict[str, dict], prefix: dict, retrieved: dict, settings: Se
         if d is None:
             print(f"{label:<14} {r.get('error', 'not run').splitlines()[-1][:80]}")
             continue
-        ppl = r["dev"]["dev_ppl"] if r.get("dev") else float("nan")
+        ppl = d["reference_perplexity"] or float("nan")  # teacher-forced, per subword
         print(f"{label:<14}{r['parameters']:>9,}{r['train_seconds']:>9.0f}{ppl:>9.2f}"
               + "".join(f"{v:>7.2f}" for v in d["rouge_f"].values())
               + f"{d['words']:>7.1f}{100 * d['distinct_share']:>8.1f}%"
@@ -351,9 +429,16 @@ def report(results: dict[str, dict], prefix: dict, retrieved: dict, settings: Se
           + "".join(f"{v:>7.2f}" for v in prefix["rouge_f"].values())
           + f"{prefix['words']:>7.1f}")
 
+    for label in MODELS:
+        d = main_decode(results.get(label, {}), MAIN_BEAM, False) or {}
+        if "exemplar_match" in d:
+            m = d["exemplar_match"]
+            print(f"{label}: {100 * m['equal_share']:.1f}% of outputs equal their exemplar; "
+                  f"ROUGE-1 F1 against it {m['rouge1_f']:.2f}")
+
     print("\nRedundancy (share of outputs repeating a content word; repeated tokens per output):")
     print(f"{'model, decoding':<30}{'beam':>5}{'R-1':>7}{'R-2':>7}{'R-L':>7}{'repeating':>11}"
-          f"{'rep/out':>9}{'words':>7}{'seconds':>9}")
+          f"{'rep/out':>9}{'no-unk':>8}{'rep/out':>9}{'words':>7}{'seconds':>9}")
     rows = [("SEQ2SEQ", False, "SEQ2SEQ"), ("SEQ2SEQ+WFE", True, "SEQ2SEQ+WFE, WFE decoding"),
             ("SEQ2SEQ+WFE", False, "SEQ2SEQ+WFE, plain decoding")]
     for label, wfe, text in rows:
@@ -361,18 +446,55 @@ def report(results: dict[str, dict], prefix: dict, retrieved: dict, settings: Se
             d = main_decode(results.get(label, {}), beam, wfe)
             if d is None:
                 continue
-            red = d["redundancy"]
+            red, known = d["redundancy"], d["redundancy_without_unk"]
             print(f"{text:<30}{beam:>5}" + "".join(f"{v:>7.2f}" for v in d["rouge_f"].values())
                   + f"{100 * red['share_repeating']:>10.1f}%"
-                  + f"{red['repeated_tokens_per_output']:>9.3f}{d['words']:>7.1f}"
+                  + f"{red['repeated_tokens_per_output']:>9.3f}"
+                  + f"{100 * known['share_repeating']:>7.1f}%"
+                  + f"{known['repeated_tokens_per_output']:>9.3f}{d['words']:>7.1f}"
                   + f"{d['seconds']:>9.1f}")
+    refs = prefix["references"]
+    print(f"{'dev headlines (references)':<35}{'':>21}"
+          f"{100 * refs['redundancy']['share_repeating']:>10.1f}%"
+          f"{refs['redundancy']['repeated_tokens_per_output']:>9.3f}"
+          f"{100 * refs['redundancy_without_unk']['share_repeating']:>7.1f}%"
+          f"{refs['redundancy_without_unk']['repeated_tokens_per_output']:>9.3f}"
+          f"{refs['words']:>7.1f}")
+    print("(no-unk: the same without counting Gigaword's <unk> marker as a word)")
 
     print(f"\nExemplar retrieval (`wikisum exemplars`, {retrieved['workers']} worker(s)):")
     train_q = retrieved["splits"]["train"]["queries"]
     for split, e in retrieved["splits"].items():
         print(f"  {split}: {e['queries']:,} queries x {train_q:,} train sources: "
-              f"{e['seconds']:.2f} s (mean top-1 cosine {e['mean_similarity']:.3f})")
+              f"{e['seconds']:.2f} s (mean top-1 cosine {e['mean_similarity']:.3f}; "
+              f"{100 * e['near_duplicate_share']:.1f}% at least {NEAR_DUPLICATE})")
     print(f"  all, reading the shards included: {retrieved['total_seconds']:.2f} s")
+
+
+def rescore(out: Path) -> int:
+    """Score again the predictions files of the run ``out`` records (no training, no decoding):
+    for a change of metrics. Timings, retrieval and commands are kept."""
+    from pipeline import vocab
+
+    if not out.is_file():
+        raise SystemExit(f"bench/headlines.py: {out} not found: --rescore reads the results of "
+                         "an earlier run")
+    record = json.loads(out.read_text("utf-8"))
+    settings = Settings(**record["settings"])
+    tokenizer = vocab.load(str(Path(settings.data) / "vocab.model"))
+    for result in record["models"].values():
+        for entry in result.get("decodes", []):
+            records = read_predictions(entry["predictions"])
+            entry.update(score_records(records, result["model"], settings.data, tokenizer))
+    add_near_duplicates(record["retrieval"], Path(settings.data))
+    record["prefix_baseline"] = prefix_baseline(Path(record["data_folder"]),
+                                                settings.decode_limit)
+    record["rescored"] = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                          "command": shlex.join(["python", "bench/headlines.py", *sys.argv[1:]])}
+    report(record["models"], record["prefix_baseline"], record["retrieval"], settings)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"\nrescored; written to {out}")
+    return 0
 
 
 def machine() -> dict:
@@ -413,18 +535,23 @@ def main(argv: list[str] | None = None) -> int:
                    help="threads of `wikisum exemplars` (default: %(default)s)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     p.add_argument("--reuse", action="store_true",
-                   help="keep the converted data and trained runs of an earlier run in --work")
+                   help="keep the converted data and trained runs of an earlier run in --work "
+                        "(decode and score again; training time then reads ~0)")
+    p.add_argument("--rescore", action="store_true",
+                   help="only score again the predictions of the run --out records")
     args = p.parse_args(argv)
     if args.child:
         return child(args.child)
+    suffix = "-quick" if args.quick else ""
+    out = args.out or RESULTS / f"headlines{suffix}.json"
+    if args.rescore:
+        return rescore(out)
     for name in ("steps", "warmup", "batch_tokens", "jobs", "threads", "retrieval_workers"):
         value = getattr(args, name)
         if value is not None and value < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     check_data(args.data)
-    suffix = "-quick" if args.quick else ""
     work = (args.work or RESULTS / f"headlines{suffix}").resolve()
-    out = args.out or RESULTS / f"headlines{suffix}.json"
     settings = Settings(
         data=str(work / "data"), preset=args.preset,
         size=WIDEN_TINY if args.preset == "tiny" else {},

@@ -83,7 +83,9 @@ class TransformerConfig:
     loss_on: str = "all"  # decoder-only: "all" (source and target) or "target"
     tie_embeddings: bool = True
     wfe: bool = False  # word-frequency estimation (Suzuki & Nagata 2017)
-    wfe_weight: float = 1.0  # weight of aux["wfe"] in the loss
+    # Weight of aux["wfe"] in the loss. Eq. 7 sums over the vocabulary per target while the NLL
+    # is a mean per token, so on leads of hundreds of tokens a weight near 1 swamps the NLL.
+    wfe_weight: float = 0.01
     pad_id: int = 0
     bos_id: int = 2
     eos_id: int = 3

@@ -175,7 +175,7 @@ def training_texts(source: str, target: str, max_texts: int) -> list[str]:
     for _, src, tgt in read_pairs(source, target):
         if drop_reason(src, tgt) is not None:
             continue
-        for text in (src, tgt):
+        for text in (src.replace(UNK_MARKER, " "), tgt.replace(UNK_MARKER, " ")):
             key = -stable_hash(text)
             if len(heap) < max_texts:
                 heapq.heappush(heap, (key, text))
@@ -271,10 +271,33 @@ class _ShardWriter:
             self.writer = self.file = None
 
 
+# Rush et al.'s pairs mark words outside their vocabulary with a literal "<unk>". It is one
+# unknown word, not text: encoded as the vocabulary's unk id, and kept out of its training text
+# (or it becomes three pieces, "<", "unk", ">", and decodes as a word).
+UNK_MARKER = "<unk>"
+
+
+def encode(sp, texts: list[str]) -> list[list[int]]:
+    """Subword ids of ``texts``, each literal ``<unk>`` as the unk id."""
+    out = []
+    for text in texts:
+        if UNK_MARKER not in text:
+            out.append(sp.encode(text))
+            continue
+        ids: list[int] = []
+        for k, part in enumerate(text.split(UNK_MARKER)):
+            if k:
+                ids.append(sp.unk_id())
+            if part.strip():
+                ids.extend(sp.encode(part.strip()))
+        out.append(ids)
+    return out
+
+
 def _encode_and_write(batch: list[tuple[int, str, str]], sp, split: str, total_lines: int,
                       writer: _ShardWriter) -> int:
-    source_ids = sp.encode([src for _, src, _ in batch])
-    target_ids = sp.encode([tgt for _, _, tgt in batch])
+    source_ids = encode(sp, [src for _, src, _ in batch])
+    target_ids = encode(sp, [tgt for _, _, tgt in batch])
     by_shard: dict[int, list[dict]] = {}
     for (number, src, tgt), s_ids, t_ids in zip(batch, source_ids, target_ids, strict=True):
         shard = shard_of(number - 1, total_lines, writer.total)

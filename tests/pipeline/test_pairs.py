@@ -253,3 +253,15 @@ def test_real_gigaword_lines(shared_data, tmp_path):
     assert first.id == 1
     assert sp.decode(first.targets) == "australian current account deficit narrows sharply"
     assert sp.decode(first.inputs).startswith("australia 's current account deficit shrunk")
+
+
+def test_the_unknown_word_marker_is_the_unk_id(converted):
+    _, out = converted
+    sp = vocab.load(str(out / "vocab.model"))
+    ids = pairs.encode(sp, ["the <unk> rose", "<unk>", "no marker"])
+    assert ids[0] == sp.encode("the") + [sp.unk_id()] + sp.encode("rose")
+    assert ids[1] == [sp.unk_id()]
+    assert ids[2] == sp.encode("no marker")
+    # the marker is not text the vocabulary learns pieces for
+    assert all(p not in ("<", ">", "unk>") for p in
+               (sp.id_to_piece(i) for i in range(sp.get_piece_size())))
