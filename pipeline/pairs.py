@@ -17,7 +17,6 @@ lines, and the vocabulary sample is a bounded heap, whatever the size of the inp
 
 from __future__ import annotations
 
-import heapq
 import json
 import logging
 import os
@@ -32,7 +31,6 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import schemas, shards, vocab
-from pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.pairs")
 
@@ -166,25 +164,20 @@ def _decode(line: bytes) -> str | None:
 
 
 def training_texts(source: str, target: str, max_texts: int) -> list[str]:
-    """The ``max_texts`` source and target lines with the smallest stable hash.
+    """The ``max_texts`` source and target lines with the smallest stable hash, as
+    ``pipeline.vocab.training_texts`` samples (memory fixed, independent of line order)."""
 
-    As ``pipeline.vocab.training_texts``: a bounded heap, so memory is fixed whatever the
-    corpus, and the sample does not depend on line order.
-    """
-    heap: list[tuple[int, str]] = []  # max-heap by hash, via negation
-    for _, src, tgt in read_pairs(source, target):
-        if drop_reason(src, tgt) is not None:
-            continue
-        for text in (src.replace(UNK_MARKER, " "), tgt.replace(UNK_MARKER, " ")):
-            key = -stable_hash(text)
-            if len(heap) < max_texts:
-                heapq.heappush(heap, (key, text))
-            elif key > heap[0][0]:
-                heapq.heapreplace(heap, (key, text))
-    if not heap:
+    def texts():
+        for _, src, tgt in read_pairs(source, target):
+            if drop_reason(src, tgt) is None:
+                yield src.replace(UNK_MARKER, " ")
+                yield tgt.replace(UNK_MARKER, " ")
+
+    sample, _ = vocab.smallest_hash_sample(texts(), max_texts)
+    if not sample:
         raise ValueError(f"no non-empty pair in {source} / {target}: nothing to train a "
                          "vocabulary on")
-    return [text for _, text in sorted(heap, reverse=True)]
+    return sample
 
 
 def _absolute(path: str) -> str:

@@ -44,26 +44,39 @@ def special_ids(sp: spm.SentencePieceProcessor) -> SpecialIds:
                       sp.piece_to_id(TITLE_SEP), sp.piece_to_id(SEP))
 
 
+def smallest_hash_sample(texts, max_texts: int) -> tuple[list[str], int]:
+    """The ``max_texts`` texts with the smallest stable hash, and how many texts were seen.
+
+    A bounded heap (memory fixed whatever the corpus); the sample does not depend on order.
+    """
+    heap: list[tuple[int, str]] = []  # max-heap by hash, via negation
+    seen = 0
+    for text in texts:
+        seen += 1
+        key = -stable_hash(text)
+        if len(heap) < max_texts:
+            heapq.heappush(heap, (key, text))
+        elif key > heap[0][0]:
+            heapq.heapreplace(heap, (key, text))
+    return [text for _, text in sorted(heap, reverse=True)], seen
+
+
 def training_texts(ingest_dir: str, max_texts: int = DEFAULT_MAX_TEXTS,
                    split: str = "train") -> list[str]:
     """The ``max_texts`` leads and paragraphs of ``split`` with the smallest stable hash."""
-    heap: list[tuple[int, str]] = []  # max-heap by hash, via negation
-    seen = 0
-    for row in shards.iter_rows(ingest.article_shards(ingest_dir), ["split", "lead", "references"]):
-        if row["split"] != split:
-            continue
-        texts = [row["lead"]] + [p for ref in row["references"] for p in ref["paragraphs"]]
-        for text in texts:
-            seen += 1
-            key = -stable_hash(text)
-            if len(heap) < max_texts:
-                heapq.heappush(heap, (key, text))
-            elif key > heap[0][0]:
-                heapq.heapreplace(heap, (key, text))
-    if not heap:
+
+    def texts():
+        for row in shards.iter_rows(ingest.article_shards(ingest_dir),
+                                    ["split", "lead", "references"]):
+            if row["split"] == split:
+                yield row["lead"]
+                yield from (p for ref in row["references"] for p in ref["paragraphs"])
+
+    sample, seen = smallest_hash_sample(texts(), max_texts)
+    if not sample:
         raise ValueError(f"no {split} article in {ingest_dir}: nothing to train a vocabulary on")
-    log.info("vocab: %d of %d %s texts sampled", len(heap), seen, split)
-    return [text for _, text in sorted(heap, reverse=True)]
+    log.info("vocab: %d of %d %s texts sampled", len(sample), seen, split)
+    return sample
 
 
 def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,

@@ -17,15 +17,6 @@ BLOCK = 256
 D, HEADS = 8, 2
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: one thread is faster, and fair to test runs sharing the cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def layer(kind: str, block_size: int = BLOCK, previous_block: bool = True,
           d: int = D, heads: int = HEADS) -> CausalSelfAttention:
     torch.manual_seed(0)

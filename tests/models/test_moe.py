@@ -12,15 +12,6 @@ from models.moe import MixtureOfExperts
 E, D, FF = 4, 6, 5
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: one thread is faster, and fair to test runs sharing the cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_balance_loss_hand_computed_on_a_fixed_gate():
     probs = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.8, 0.2]])
     first = probs.argmax(dim=1)  # experts 0, 0, 1, 0

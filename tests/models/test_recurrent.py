@@ -24,16 +24,6 @@ VOCAB = 24
 EOS = 3
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tensors this small run faster on one thread: thread hand-offs cost more than the work, ten
-    times more on a busy two-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def tiny(name: str, **overrides):
     torch.manual_seed(0)
     return models.build(name, "tiny", vocab_size=VOCAB, dropout=0.0, **overrides)

@@ -20,15 +20,6 @@ BLOCK = 256
 NARROW = dict(d_model=16, n_heads=2, d_ff=32, vocab_size=V, dropout=0.0)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: one thread is faster, and fair to test runs sharing the cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def build(name: str, **overrides):
     torch.manual_seed(0)
     return models.build(name, "tiny", **{**NARROW, **overrides})
