@@ -48,6 +48,12 @@ class FrequencyEstimator(nn.Module):
         self.r_out = nn.Linear(d_hidden, vocab_size)
         self.g_in = nn.Linear(d_model, d_hidden)
         self.g_out = nn.Linear(2 * d_hidden, vocab_size)
+        # r sums over every input position (hundreds on WikiSum): with the default init the
+        # first estimates are in the hundreds and eq. 7's squared error swamps the likelihood.
+        # Start every word's r at 0.5 instead: small, and positive so that no word starts with
+        # a dead ReLU (r <= 0 gets no gradient, and eq. 7 never pushes a_hat below epsilon).
+        nn.init.normal_(self.r_out.weight, std=1e-3)
+        nn.init.constant_(self.r_out.bias, 0.5)
 
     def forward(self, states: torch.Tensor, mask: torch.Tensor) -> Estimate:
         """states (B, S, d); mask (B, S) bool, True where a position holds a real token."""
