@@ -23,6 +23,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
+from urllib.parse import urljoin
 
 import apache_beam as beam
 import pyarrow as pa
@@ -292,10 +293,41 @@ class ReadAndCleanRecords(Tallying):
             self.count(RECORDS, cleaned.reason)
             yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
                                   cleaned.reason, cleaned.error))
+            alias = redirect_alias(cap)
+            if alias is not None:  # no page, but where the page is: citations follow it
+                yield TaggedOutput(REDIRECTS, alias)
             return
         self.count(RECORDS, "kept")
         self.count(CAPTURES, IN)
         yield cleaned.reference.url, cleaned.reference
+
+
+REDIRECTS = "redirects"
+MAX_REDIRECTS = 10
+
+
+def redirect_alias(cap: Capture) -> tuple[str, str] | None:
+    """(normalised URL, normalised target) of a 3xx capture with a Location, else None."""
+    if not cap.location:
+        return None
+    source = normalize_url(cap.url)
+    target = normalize_url(urljoin(cap.url, cap.location))
+    if source is None or target is None or source == target:
+        return None
+    return source, target
+
+
+def follow_redirects(url: str, aliases: dict[str, str], limit: int = MAX_REDIRECTS) -> str:
+    """Where the redirect records of the crawl lead ``url``: the last URL of the chain (at most
+    ``limit`` hops; a loop ends where it closes). A URL without a redirect record is itself."""
+    seen = {url}
+    for _ in range(limit):
+        nxt = aliases.get(url)
+        if nxt is None or nxt in seen:
+            break
+        seen.add(nxt)
+        url = nxt
+    return url
 
 
 def join_by_url(item):
@@ -305,15 +337,19 @@ def join_by_url(item):
     its own saves a pass of every reference over the network.
     """
     url, grouped = item
-    links = sorted(grouped["links"], key=lambda link: (link.article_id, link.source, link.rank))
+    # A link arrives as (cited URL, link) once redirects were followed, else as the link alone.
+    cited = sorted((entry if isinstance(entry, tuple) else (url, entry)
+                    for entry in grouped["links"]),
+                   key=lambda e: (e[1].article_id, e[1].source, e[1].rank, e[0]))
+    links = [link for _, link in cited]
     refs = list(grouped["refs"])
     if not refs:
-        for link in links:
+        for cited_url, link in cited:  # reported as cited: what a crawl should fetch
             yield tally(LINKS, "missing")
-            yield dead(DeadLetter("", str(link.article_id), url, LINKS, "missing",
+            yield dead(DeadLetter("", str(link.article_id), cited_url, LINKS, "missing",
                                   f"{link.source} not captured"))
             yield TaggedOutput(MISSING_CITATION if link.source == "citation" else MISSING_SEARCH,
-                               url)
+                               cited_url)
         return
     ref, superseded = pick_capture(refs)
     for old in superseded:
@@ -507,8 +543,14 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
     records = (p | "RecordFiles" >> beam.Create([path for path, _ in record_files])
                | "SpreadRecordFiles" >> beam.Reshuffle()
                | "ReadAndCleanRecords" >> beam.ParDo(ReadAndCleanRecords(config.clean))
-               .with_outputs(DEAD, TALLY, main="references"))
-    # -- join
+               .with_outputs(DEAD, TALLY, REDIRECTS, main="references"))
+    # -- join. A cited URL that the crawl recorded as a redirect joins with the page at the end
+    # of its chain (a crawler such as `wikisum crawl` stores the 3xx response under the cited
+    # URL and the page under the final one).
+    aliases = beam.pvalue.AsDict(records[REDIRECTS] | "DistinctRedirects" >> beam.Distinct()
+                                 | "OneTargetEach" >> beam.CombinePerKey(min))
+    links = links | "FollowRedirects" >> beam.Map(
+        lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
     joined = ({"links": links, "refs": records.references}
               | "GroupByUrl" >> beam.CoGroupByKey()
               | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(

@@ -36,6 +36,7 @@ class Capture:
     body: bytes
     truncated: bool  # the record ended before its declared length
     too_large: bool  # the payload exceeded the size limit and was not read further
+    location: str = ""  # HTTP Location of a 3xx response (where the page moved), else ""
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,13 @@ def iter_records(stream: BinaryIO, source_file: str, *,
                 yield Skipped(source_file, offset, rec.rec_type or "unknown", uri)
                 continue
             status = 200
+            location = ""
             if rec.http_headers is not None and rec.rec_type == "response":
                 code = rec.http_headers.get_statuscode()
                 status = int(code) if code and code.isdigit() else 0
                 content_type = rec.http_headers.get_header("Content-Type") or ""
+                if 300 <= status < 400:
+                    location = (rec.http_headers.get_header("Location") or "").strip()
             else:
                 content_type = rec.rec_headers.get_header("Content-Type") or ""
             body = rec.content_stream().read(max_bytes + 1)
@@ -111,6 +115,7 @@ def iter_records(stream: BinaryIO, source_file: str, *,
                 body=body,
                 truncated=truncated,
                 too_large=too_large,
+                location=location,
             )
     except (ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError) as exc:
         raise WarcError(f"{type(exc).__name__}: {exc}", offset) from exc

@@ -593,6 +593,10 @@ def dump(site: Site) -> bytes:
          "It was first built in 1760."),
         (2, "Ostra", "The '''Ostra''' is a river of Ostrania that flows north to the sea."
          f"<ref>{{{{cite web |url={u('/page/c')}}}}}</ref><ref>{u('/missing')}</ref>"),
+        # cites a URL that redirects twice: the crawl stores 302s under it, the page under the
+        # end of the chain, and ingest follows the redirect records to it
+        (3, "Weir Lane", "'''Weir Lane''' is a street of Ostrania by the river."
+         f"<ref>{{{{cite web |url={u('/chain/1')}}}}}</ref>"),
     ]
     pages = "".join(
         f"<page><title>{title}</title><ns>0</ns><id>{i}</id><revision><id>{10 + i}</id>"
@@ -610,13 +614,16 @@ def test_ingest_builds_articles_from_the_crawled_warc(site, crawled, tmp_path):
     assert cli.main(["ingest", "--wiki", str(wiki), "--warc", str(out / "warc" / "*.warc.gz"),
                      "--out", str(ingest_out), "--num-shards", "1"]) == 0
     rows = {r["title"]: r for r in pq.read_table(ingest_out / "articles").to_pylist()}
-    assert sorted(rows) == ["Kestrel Works", "Ostra"]
-    mill, river = rows["Kestrel Works"], rows["Ostra"]
+    assert sorted(rows) == ["Kestrel Works", "Ostra", "Weir Lane"]
+    mill, river, lane = rows["Kestrel Works"], rows["Ostra"], rows["Weir Lane"]
+    assert (lane["citations_listed"], lane["citations_found"]) == (1, 1)
+    assert [r["url"] for r in lane["references"]] == [site.url("/page/c")]
+    assert [r["paragraphs"] for r in lane["references"]] == [PAGES["c"]]
     assert [r["url"] for r in mill["references"]] == [site.url("/page/a"), site.url("/page/b")]
     assert [r["paragraphs"] for r in mill["references"]] == [PAGES["a"], PAGES["b"]]
     assert (river["citations_listed"], river["citations_found"]) == (2, 1)
     assert [r["paragraphs"] for r in river["references"]] == [PAGES["c"]]
-    for ref in mill["references"] + river["references"]:
+    for ref in mill["references"] + river["references"] + lane["references"]:
         assert Path(ref["source_file"]).parent == out / "warc"
 
 

@@ -451,3 +451,15 @@ def test_job_survives_corrupt_inputs(sample_corpus, tmp_path):
 def test_missing_input_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match="no input file matches"):
         cli.main(["ingest", "--wiki", str(tmp_path / "nope.xml.bz2"), "--out", str(tmp_path)])
+
+
+def test_follow_redirects_to_the_end_of_the_chain_stopping_at_loops_and_the_limit():
+    from pipeline.ingest import follow_redirects
+
+    aliases = {"http://a/1": "http://a/2", "http://a/2": "http://a/3",
+               "http://l/x": "http://l/y", "http://l/y": "http://l/x"}
+    assert follow_redirects("http://a/1", aliases) == "http://a/3"
+    assert follow_redirects("http://a/3", aliases) == "http://a/3"
+    assert follow_redirects("http://z/", aliases) == "http://z/"
+    assert follow_redirects("http://l/x", aliases) == "http://l/y"  # the loop closes there
+    assert follow_redirects("http://a/1", aliases, limit=1) == "http://a/2"
