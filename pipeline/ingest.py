@@ -333,13 +333,13 @@ def follow_redirects(url: str, aliases: dict[str, str], limit: int = MAX_REDIREC
 def join_by_url(item):
     """CoGroupByKey(url) of links and cleaned captures -> (article id, (link, reference)).
 
-    One capture per URL is kept (``pick_capture``); choosing it here rather than in a shuffle of
-    its own saves a pass of every reference over the network.
+    Links are keyed by the URL their redirects lead to and carry the URL as cited:
+    ``(url, (cited_url, link))`` (see ``follow_redirects``). One capture per URL is kept
+    (``pick_capture``); choosing it here rather than in a shuffle of its own saves a pass of
+    every reference over the network.
     """
     url, grouped = item
-    # A link arrives as (cited URL, link) once redirects were followed, else as the link alone.
-    cited = sorted((entry if isinstance(entry, tuple) else (url, entry)
-                    for entry in grouped["links"]),
+    cited = sorted(grouped["links"],
                    key=lambda e: (e[1].article_id, e[1].source, e[1].rank, e[0]))
     links = [link for _, link in cited]
     refs = list(grouped["refs"])

@@ -92,11 +92,6 @@ def cut_to_words(texts: list[str], n_words: int) -> str:
     return "\n".join(out)
 
 
-def extractive_summary(row: dict, extractor: str, corpus: str) -> str:
-    """The ranked paragraphs of ``corpus`` cut to the lead's length in words."""
-    return cut_to_words(loader.ranked_texts(row, extractor, corpus), len(row["lead"].split()))
-
-
 def recall_curve(lead_counts: Counter, prefix_counts: list[Counter], lengths: list[int],
                  prefix_ids: list[list[int]], decode, tokenize) -> list[float]:
     """ROUGE-1 recall of the lead by the first L ids of a sequence of pieces, for each L.
@@ -137,6 +132,7 @@ def article_metrics(row: dict, extractors: list[str], corpora: list[str], length
     """
     tokenize = scorers.tokenizer.tokenize
     lead = row["lead"]
+    lead_words = len(lead.split())  # the extractive summary is cut to the lead's length
     lead_counts = Counter(tokenize(lead))
     paragraph_counts = [Counter(tokenize(p["text"])) for p in row["paragraphs"]]
     title_counts = Counter(tokenize(row["title"]))
@@ -145,10 +141,10 @@ def article_metrics(row: dict, extractors: list[str], corpora: list[str], length
     for extractor in extractors:
         rouge[extractor], recall[extractor] = {}, {}
         for corpus in corpora:
-            summary = extractive_summary(row, extractor, corpus)
+            order = loader.ranking(row, extractor, corpus)
+            summary = cut_to_words([row["paragraphs"][i]["text"] for i in order], lead_words)
             scores = scorers.rouge.score(lead, summary)
             rouge[extractor][corpus] = {t: scores[t].fmeasure for t in ROUGE_TYPES}
-            order = loader.ranking(row, extractor, corpus)
             # The model input: title, <t> (no words), then paragraphs in rank order.
             pieces_ids = [list(row["title_ids"]) + [0]] + [row["paragraphs"][i]["ids"]
                                                           for i in order]

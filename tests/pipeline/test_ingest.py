@@ -239,7 +239,7 @@ def test_join_keeps_one_capture_per_url():
     old, new = _ref("u", "2019-01-01T00:00:00Z"), _ref("u", "2020-01-01T00:00:00Z")
     link = Link(1, "citation", 0)
     with BeamTestPipeline() as p:
-        out = ({"links": p | "L" >> beam.Create([("u", link)]),
+        out = ({"links": p | "L" >> beam.Create([("u", ("u", link))]),
                 "refs": p | "R" >> beam.Create([("u", old), ("u", new)])}
                | beam.CoGroupByKey()
                | beam.FlatMap(ingest.join_by_url).with_outputs(
@@ -255,7 +255,7 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
     links = [("a", Link(1, "citation", 0)), ("a", Link(2, "search", 0)),
              ("c", Link(1, "citation", 1)), ("d", Link(2, "search", 1))]
     with BeamTestPipeline() as p:
-        out = ({"links": p | "L" >> beam.Create(links),
+        out = ({"links": p | "L" >> beam.Create([(url, (url, link)) for url, link in links]),
                 "refs": p | "R" >> beam.Create([("a", ref_a), ("b", ref_b)])}
                | beam.CoGroupByKey()
                | beam.FlatMap(ingest.join_by_url).with_outputs(
