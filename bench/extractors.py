@@ -11,20 +11,20 @@ What it measures (the figures the extractors issue asks for):
 The paragraphs are real text from ``../shared/data``. Each benchmark article is one of the 71
 wikitext articles (the ones with the most paragraphs): its lead is the target (for the cheating
 oracle), its title the title, and its paragraphs are the section text split at blank lines,
-without markup (``pipeline.wikitext.parse_article``), keeping those of at least 8 words. Like
-the references of a WikiSum article, an article's N paragraphs mix on-topic and unrelated text:
+without markup (``wikisum.pipeline.wikitext.parse_article``), keeping those of at least 8 words.
+Like the references of a WikiSum article, an article's N paragraphs mix on-topic and unrelated text:
 up to N/4 of its own paragraphs, the rest half paragraphs of the other wikitext articles and half
 Gigaword articles (``gigaword/train.article.txt``, one per line, lowercased news sentences),
 sampled with a seed made of ``--seed``, the title and N, deduplicated and shuffled.
 
 sumy ranks sentences, not paragraphs, so it is given a document whose sentences are our
 paragraphs: sumy's ``ObjectDocumentModel``, ``Paragraph`` and ``Sentence`` objects are built
-directly, with a tokenizer object whose ``to_words`` is ``pipeline.text.words`` (sumy's default
-tokenizer would need NLTK's punkt data, and both sides then count the same words). A fresh
+directly, with a tokenizer object whose ``to_words`` is ``wikisum.pipeline.text.words`` (sumy's
+default tokenizer would need NLTK's punkt data, and both sides then count the same words). A fresh
 document is built for every call, since sumy caches each sentence's words. sumy's TextRank runs
 as it comes (no stop words, like ours); its SumBasic runs twice: with our content words (stop
-words = scikit-learn's list plus every one-character token, as ``extractors.sumbasic``) and as
-it comes (no stop words).
+words = scikit-learn's list plus every one-character token, as ``wikisum.extractors.sumbasic``) and
+as it comes (no stop words).
 
 Two informative agreements explain the differences (see docs/benchmarks.md):
 
@@ -74,12 +74,12 @@ from sumy.models.dom import ObjectDocumentModel, Paragraph, Sentence  # noqa: E4
 from sumy.summarizers.sum_basic import SumBasicSummarizer  # noqa: E402
 from sumy.summarizers.text_rank import TextRankSummarizer  # noqa: E402
 
-import extractors  # noqa: E402
 from bench.machine import cpu_model  # noqa: E402
-from extractors import sumbasic  # noqa: E402
-from extractors.base import count_matrix, order_by_score  # noqa: E402
-from pipeline.text import words  # noqa: E402
-from pipeline.wikitext import parse_article  # noqa: E402
+from wikisum import extractors  # noqa: E402
+from wikisum.extractors import sumbasic  # noqa: E402
+from wikisum.extractors.base import count_matrix, order_by_score  # noqa: E402
+from wikisum.pipeline.text import words  # noqa: E402
+from wikisum.pipeline.wikitext import parse_article  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 WIKITEXT = DATA / "wikipedia" / "wikitext" / "articles"

@@ -3,14 +3,15 @@
 What it measures (the figures the headline issue asks for), on the 10k training and 1k
 validation pairs of ``../shared/data/gigaword`` (Rush et al. 2015 format):
 
-* **ROUGE-1/2/L F1** (``models.evaluation.rouge``) of each model's headlines of the validation
-  pairs, decoded with AdaDec's setting: beam 5, length penalty alpha 1.0, at most 30 subwords.
-* **Redundancy** (``models.evaluation.redundancy``: the share of outputs repeating a content
+* **ROUGE-1/2/L F1** (``wikisum.models.evaluation.rouge``) of each model's headlines of the
+  validation pairs, decoded with AdaDec's setting: beam 5, length penalty alpha 1.0, at most 30
+  subwords.
+* **Redundancy** (``wikisum.models.evaluation.redundancy``: the share of outputs repeating a content
   word, repeated content tokens per output) of SEQ2SEQ (no WFE) and of SEQ2SEQ+WFE decoded with
   the word-frequency constraint, at beams 1, 5 and 10; SEQ2SEQ+WFE without the constraint too,
   which separates what training the estimator does from what decoding with it does.
-* **Retrieval time** of ``wikisum exemplars`` (``pipeline.exemplars.run``): 10k train queries x
-  10k train sources, and 1k validation queries x 10k.
+* **Retrieval time** of ``wikisum exemplars`` (``wikisum.pipeline.exemplars.run``): 10k train
+  queries x 10k train sources, and 1k validation queries x 10k.
 
 Steps, all in ``--work`` (default ``bench/results/headlines/``, git-ignored):
 
@@ -171,7 +172,7 @@ def score(predictions: list[str], references: list[str]) -> dict:
     markers in an output are two rare words, not a repeat: ``redundancy_without_unk`` does not
     count them.
     """
-    from models import evaluation
+    from wikisum.models import evaluation
 
     means = evaluation.rouge(predictions, references)
     return {"rouge_f": {k: 100 * means[k]["f"] for k in evaluation.ROUGE_TYPES},
@@ -189,8 +190,8 @@ def exemplar_match(data: str, records: list[dict], tokenizer) -> dict:
     """How much the outputs of a model that reads exemplars (ATTEXP, ADADEC) are the exemplar:
     the share of outputs equal to their exemplar's text, and their mean ROUGE-1 F1 (percent)
     against it. Dev exemplars are the targets of the most similar training sources."""
-    from models import evaluation
-    from pipeline.loader import Dataset
+    from wikisum.models import evaluation
+    from wikisum.pipeline.loader import Dataset
 
     wanted = {r["id"] for r in records}
     texts = {ex.id: tokenizer.decode(list(ex.exemplar))
@@ -228,8 +229,8 @@ def child(spec_path: str) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     import torch
 
-    from models import evaluation, training
-    from workflows.decode import decode
+    from wikisum.models import evaluation, training
+    from wikisum.workflows.decode import decode
 
     torch.set_num_threads(settings.threads)
     name, wfe = MODELS[label]
@@ -283,7 +284,7 @@ def check_data(folder: Path) -> None:
 
 def prepare_data(folder: Path, work: Path, vocab_size: int, reuse: bool) -> dict:
     """Convert train and dev into ``work/data`` (kept with ``reuse`` when both are there)."""
-    from pipeline import pairs
+    from wikisum.pipeline import pairs
 
     data = work / "data"
     info = pairs.read_info(str(data)) if (data / "dataset.json").is_file() else None
@@ -304,7 +305,7 @@ def prepare_data(folder: Path, work: Path, vocab_size: int, reuse: bool) -> dict
 
 def lengths(data: Path) -> dict:
     """Mean subword lengths of sources and targets per split."""
-    from pipeline.loader import Dataset
+    from wikisum.pipeline.loader import Dataset
 
     out = {}
     ds = Dataset(str(data))
@@ -318,7 +319,7 @@ def lengths(data: Path) -> dict:
 
 def retrieval(data: Path, workers: int) -> dict:
     """Time `wikisum exemplars` on every split."""
-    from pipeline import exemplars
+    from wikisum.pipeline import exemplars
 
     summary = exemplars.run(exemplars.ExemplarConfig(str(data), workers=workers))
     out = {"workers": workers, "total_seconds": summary["seconds"],
@@ -335,7 +336,7 @@ def add_near_duplicates(retrieved: dict, data: Path) -> None:
     model to copy it, which pays off on the dev split only as often as dev has one."""
     import pyarrow.parquet as pq
 
-    from pipeline.loader import exemplars_path
+    from wikisum.pipeline.loader import exemplars_path
 
     for split, entry in retrieved["splits"].items():
         similarity = pq.read_table(exemplars_path(str(data), split),
@@ -347,7 +348,7 @@ def prefix_baseline(folder: Path, limit: int | None) -> dict:
     """The first PREFIX_WORDS words of each dev article as its headline, and (under
     "references") the redundancy of the dev headlines themselves: how often real headlines
     repeat a word."""
-    from models import evaluation
+    from wikisum.models import evaluation
 
     source, target = (folder / name for name in FILES["dev"])
     articles = source.read_text("utf-8").splitlines()[:limit]
@@ -474,7 +475,7 @@ def report(results: dict[str, dict], prefix: dict, retrieved: dict, settings: Se
 def rescore(out: Path) -> int:
     """Score again the predictions files of the run ``out`` records (no training, no decoding):
     for a change of metrics. Timings, retrieval and commands are kept."""
-    from pipeline import vocab
+    from wikisum.pipeline import vocab
 
     if not out.is_file():
         raise SystemExit(f"bench/headlines.py: {out} not found: --rescore reads the results of "

@@ -4,8 +4,8 @@ What it measures (the figures the ingest issue asks for):
 
 * **Beam, 1 worker, against a plain loop.** The plain loop reads every WARC/WET file with warcio
   and cleans every page record with trafilatura, one page after the other in one process. It
-  calls the job's own functions for this (``pipeline.warcs.iter_records`` and
-  ``pipeline.references.clean_capture``, i.e. warcio + charset decoding + trafilatura + the
+  calls the job's own functions for this (``wikisum.pipeline.warcs.iter_records`` and
+  ``wikisum.pipeline.references.clean_capture``, i.e. warcio + charset decoding + trafilatura + the
   paragraph filter), so both sides clean every page the same way. The loop does *only* that:
   the Beam job also parses the dump, matches search results, joins, removes clones and writes
   Parquet, so the comparison is strict for Beam. The loop times the dump parsing separately
@@ -80,7 +80,7 @@ TARGET_MEMORY_GROWTH = 1.1
 INGEST_CHILD = """\
 import sys, time
 t0 = time.perf_counter()
-from workflows import cli
+from wikisum.workflows import cli
 t1 = time.perf_counter()
 rc = cli.main(sys.argv[1:])
 t2 = time.perf_counter()
@@ -198,12 +198,12 @@ def loop_child(args: list[str]) -> int:
 
     from warcio.archiveiterator import ArchiveIterator
 
-    from pipeline.articles import page_to_article
-    from pipeline.dumps import iter_pages
-    from pipeline.records import Article
-    from pipeline.references import CleanConfig, clean_capture
-    from pipeline.warcs import Capture, iter_records
-    from pipeline.webtext import extract_main_text
+    from wikisum.pipeline.articles import page_to_article
+    from wikisum.pipeline.dumps import iter_pages
+    from wikisum.pipeline.records import Article
+    from wikisum.pipeline.references import CleanConfig, clean_capture
+    from wikisum.pipeline.warcs import Capture, iter_records
+    from wikisum.pipeline.webtext import extract_main_text
 
     variant, dump, files = args[0], args[1], args[2:]
     config = CleanConfig()
@@ -283,7 +283,7 @@ def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work
     not_pages = sum(n for k, n in records["dropped"].items() if k.startswith("not_a_page:"))
     return {
         "kind": "beam", "name": name, "beam_args": beam_args,
-        "command": shlex.join([sys.executable, "-m", "workflows.cli", *job_args]),
+        "command": shlex.join([sys.executable, "-m", "wikisum.workflows.cli", *job_args]),
         "import_s": import_s, "job_s": job_s, **child,
         "job_records": records["in"], "job_pages": records["in"] - not_pages,
         "job_kept": records["kept"], "job_balanced": summary["balanced"],
@@ -307,7 +307,7 @@ def record_types(paths: list[str]) -> Counter:
 
 
 def make_corpus(work: Path, name: str, articles: int, seed: int) -> dict:
-    from pipeline.sample import corpus as sample
+    from wikisum.pipeline.sample import corpus as sample
 
     src = work / name
     manifest_path = src / "manifest.json"
@@ -594,9 +594,10 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "peak_tree_rss_mib": "peak of the summed RSS of the process tree, /proc every 50 ms",
             "max_single_rss_mib": "the highest VmHWM of any one process of the tree",
             "cpu_s": "user + system CPU of the process tree (wait4), start-up included",
-            "loop": "pipeline.warcs.iter_records + pipeline.references.clean_capture per page "
-                    "(warcio + decoding + trafilatura + paragraph filter); the dump is parsed "
-                    "after it and timed apart (dump_s)",
+            "loop": "wikisum.pipeline.warcs.iter_records + "
+                    "wikisum.pipeline.references.clean_capture per page (warcio + decoding + "
+                    "trafilatura + paragraph filter); the dump is parsed after it and timed apart "
+                    "(dump_s)",
             "loop-bare": "warcio + trafilatura per HTML page with a 2xx status, under the size "
                          "limit; nothing else",
             "beam_fixed_s": "the job on a 1-article corpus: its cost whatever the input size",

@@ -49,7 +49,7 @@ def materialize_full_attention() -> None:
     import torch
     import torch.nn.functional as F
 
-    from models import attention
+    from wikisum.models import attention
 
     def materialized(q, k, v, dropout_p=0.0):
         t = q.shape[2]
@@ -60,7 +60,7 @@ def materialize_full_attention() -> None:
 
 
 def build(name: str, **overrides):
-    import models
+    from wikisum import models
 
     if name == MATERIALIZED:
         materialize_full_attention()
@@ -136,7 +136,7 @@ def decode_speed(prefix: int, new_tokens: int, threads: int) -> list[dict]:
     over the whole sequence for every new token)."""
     import torch
 
-    from models.base import make_batch
+    from wikisum.models.base import make_batch
 
     torch.set_num_threads(threads)
     out = []

@@ -1,6 +1,6 @@
 """Paragraph extractors: rank a WikiSum article's reference paragraphs (stage one, part two).
 
-One file per extractor, all behind the interface of ``extractors.base.Extractor``:
+One file per extractor, all behind the interface of ``wikisum.extractors.base.Extractor``:
 ``rank(title, paragraphs, target=None, sources=None) -> list[int]``, an order of the paragraphs'
 indices, best first, ties in original order. ``REGISTRY`` maps each name to a factory::
 
@@ -13,18 +13,18 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from extractors.base import Extractor, Scorer
-from extractors.cheating import Cheating
-from extractors.identity import Identity
-from extractors.sumbasic import SumBasic
-from extractors.textrank import TextRank
-from extractors.tfidf import TfIdf
+from wikisum.extractors.base import Extractor, Scorer
+from wikisum.extractors.cheating import Cheating
+from wikisum.extractors.identity import Identity
+from wikisum.extractors.sumbasic import SumBasic
+from wikisum.extractors.textrank import TextRank
+from wikisum.extractors.tfidf import TfIdf
 
 
 def _load_learned(**kwargs) -> Extractor:
     # Imported on demand: the learned extractor needs a trained model file, and its module
     # imports Beam's file systems, which no other extractor needs.
-    return importlib.import_module("extractors.learned").load(**kwargs)
+    return importlib.import_module("wikisum.extractors.learned").load(**kwargs)
 
 
 REGISTRY: dict[str, Callable[..., Extractor]] = {

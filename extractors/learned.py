@@ -1,7 +1,7 @@
 """A learned extractor: the paper's stated future work.
 
 A scikit-learn regressor predicts each paragraph's cheating score (bigram recall of the lead,
-``extractors.cheating``) from features that need no target: tf-idf and TextRank scores,
+``wikisum.extractors.cheating``) from features that need no target: tf-idf and TextRank scores,
 position, length, overlap with the title, source. Trained on the train split, saved next to the
 data, and used to rank like any other extractor.
 """
@@ -19,8 +19,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from pipeline.records import stable_hash
-from pipeline.text import words
+from wikisum.pipeline.records import stable_hash
+from wikisum.pipeline.text import words
 
 log = logging.getLogger("wikisum.learned")
 
@@ -43,7 +43,7 @@ DEFAULT_MAX_ARTICLES = 5000
 def features(title: str, paragraphs: Sequence[str],
              sources: Sequence[str] | None = None) -> np.ndarray:
     """(n, len(FEATURES)) features of an article's paragraphs."""
-    import extractors  # the registry imports this module lazily
+    from wikisum import extractors  # the registry imports this module lazily
 
     n = len(paragraphs)
     if n == 0:
@@ -124,7 +124,7 @@ def train(articles: Iterable[dict], max_articles: int = DEFAULT_MAX_ARTICLES,
     title) is used, and features are computed only for articles that can still enter it, so
     memory and time stay bounded on a full dump.
     """
-    import extractors
+    from wikisum import extractors
 
     cheating = extractors.get("cheating")
     heap: list[tuple] = []  # (-hash, title, tie-breaker, X, y)

@@ -3,8 +3,8 @@
     model = models.build("t-dmca", preset="tiny", vocab_size=4000)
     loaded = models.load("runs/t-dmca")          # model + config + tokenizer from a run
 
-Every model implements the interface of :mod:`models.base` (``forward`` for training; ``start``,
-``step`` and ``reorder`` for decoding). One module per family; each exposes
+Every model implements the interface of :mod:`wikisum.models.base` (``forward`` for training;
+``start``, ``step`` and ``reorder`` for decoding). One module per family; each exposes
 ``build(name, preset, **overrides)`` and ``from_config(name, config_dict)``.
 """
 
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import importlib
 
-# name -> module of its family. Imported lazily so that `import models` stays cheap.
+# name -> module of its family. Imported lazily so that `import wikisum.models` stays cheap.
 FAMILIES = {
-    "t-ed": "models.transformer",
-    "t-d": "models.transformer",
-    "t-dmca": "models.transformer",
-    "seq2seq": "models.recurrent",
-    "attexp": "models.recurrent",
-    "adadec": "models.recurrent",
-    "adadec+attexp": "models.recurrent",
+    "t-ed": "wikisum.models.transformer",
+    "t-d": "wikisum.models.transformer",
+    "t-dmca": "wikisum.models.transformer",
+    "seq2seq": "wikisum.models.recurrent",
+    "attexp": "wikisum.models.recurrent",
+    "adadec": "wikisum.models.recurrent",
+    "adadec+attexp": "wikisum.models.recurrent",
 }
 NAMES = list(FAMILIES)
 PRESETS = ("tiny", "base", "paper")
@@ -45,11 +45,13 @@ def from_config(name: str, config: dict):
 
 
 def load(path: str, device: str = "cpu"):
-    """A trained model from a run directory or checkpoint file: see :func:`models.training.load`.
+    """A trained model from a run directory or checkpoint file.
+
+    See :func:`wikisum.models.training.load`.
 
     Returns a ``Loaded`` with ``.model`` (eval mode), ``.config``, ``.train_config`` and
     ``.tokenizer`` (the run's sentencepiece model).
     """
-    from models import training
+    from wikisum.models import training
 
     return training.load(path, device=device)

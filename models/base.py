@@ -10,7 +10,7 @@ Data never reaches a model as text. A :class:`Batch` holds right-padded token id
 Each model turns these into whatever it trains on (a decoder-only model concatenates
 ``source + <sep> + target``), so the data code is the same for every model.
 
-Training calls ``model(batch) -> ModelOutput``. Decoding (``models.decoding``) never calls
+Training calls ``model(batch) -> ModelOutput``. Decoding (``wikisum.models.decoding``) never calls
 ``forward``; it calls
 
     state = model.start(batch)                  # encode / prefill; one row per batch row
@@ -99,7 +99,7 @@ class FrequencyEstimate(Protocol):
 
 
 class Summarizer(Protocol):
-    """The interface ``models.decoding`` and ``models.training`` rely on."""
+    """The interface ``wikisum.models.decoding`` and ``wikisum.models.training`` rely on."""
 
     config: Any
 

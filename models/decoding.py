@@ -1,7 +1,7 @@
 """Decoding outside the model: beam search, greedy search and score processors.
 
-Every model exposes ``start`` / ``step`` / ``reorder`` (:mod:`models.base`); the functions here
-only see the (N, V) log-probabilities that ``step`` returns, so they are tested on fixed tables
+Every model exposes ``start`` / ``step`` / ``reorder`` (:mod:`wikisum.models.base`); the functions
+here only see the (N, V) log-probabilities that ``step`` returns, so they are tested on fixed tables
 of log-probabilities as well as on real models. Copy-aware models (pointer-generator, AttExp)
 need nothing special: their ``step`` already returns the final, copy-mixed distribution over the
 vocabulary, and that is all the search reads.
@@ -127,7 +127,7 @@ def wfe_adjustment(budget: torch.Tensor, gate_logits: torch.Tensor, eos_id: int)
 
 class WFEProcessor:
     """Word-frequency estimation at decoding time: each hypothesis keeps its own budget r_j,
-    ``ReLU(r)`` of the model's estimate (``state.wfe``, :class:`models.wfe.Estimate`) at the
+    ``ReLU(r)`` of the model's estimate (``state.wfe``, :class:`wikisum.models.wfe.Estimate`) at the
     start, one less for each token it emits; the beam score adds :func:`wfe_adjustment`."""
 
     def __init__(self, eos_id: int):
@@ -187,8 +187,8 @@ def beam_search(model, batch, *, beam: int = 4, alpha: float = 0.6, max_len: int
     """The best hypothesis of each batch row under the length-normalised score (module doc).
 
     Args:
-        model: any :class:`models.base.Summarizer` (used in whatever train/eval mode it is in).
-        batch: a :class:`models.base.Batch`; its targets are not read.
+        model: any :class:`wikisum.models.base.Summarizer` (used in its train/eval mode as is).
+        batch: a :class:`wikisum.models.base.Batch`; its targets are not read.
         beam: K, hypotheses kept per row.
         alpha: length-penalty exponent; 0 ranks by the plain sum of log-probs.
         max_len: most generated tokens per hypothesis, </s> included.

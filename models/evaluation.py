@@ -113,7 +113,8 @@ def redundancy(predictions: Sequence[str], stopwords: frozenset[str] | set[str] 
 
 def perplexity(total_nll_nats: float, total_tokens: int) -> float:
     """Per-wordpiece perplexity ``exp(nll / tokens)`` from the summed NLL (nats) of the target
-    tokens (</s> included, as :class:`models.base.ModelOutput` counts them); inf on overflow."""
+    tokens (</s> included, as :class:`wikisum.models.base.ModelOutput` counts them); inf on
+    overflow."""
     if total_tokens <= 0:
         raise ValueError(f"perplexity needs a positive token count, got {total_tokens}")
     if not math.isfinite(total_nll_nats) or total_nll_nats < 0:

@@ -32,8 +32,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from models.base import PAD_ID, Batch, ModelOutput
-from models.wfe import Estimate, FrequencyEstimator, target_counts, wfe_loss
+from wikisum.models.base import PAD_ID, Batch, ModelOutput
+from wikisum.models.wfe import Estimate, FrequencyEstimator, target_counts, wfe_loss
 
 # name -> (attexp, adadec): the two switches that tell the four models apart.
 NAMES: dict[str, tuple[bool, bool]] = {

@@ -22,7 +22,7 @@ loss is weighted by its share of the update's target tokens.
 A checkpoint holds the model, optimizer and scheduler, the step, the RNG states (python, numpy,
 torch, CUDA) of every rank and the data position (epoch, batches and examples taken), so a run
 killed after step k and started again with the same ``--out`` trains steps k+1.. exactly as an
-uninterrupted run would (bit for bit on CPU; see :class:`models.data.BatchStream`).
+uninterrupted run would (bit for bit on CPU; see :class:`wikisum.models.batching.BatchStream`).
 
 Several GPUs (or CPU processes): ``torchrun --nproc_per_node N -m workflows.cli train ...`` runs
 DistributedDataParallel (NCCL on GPUs, gloo on CPUs); rank r reads every N-th example from the
@@ -56,10 +56,10 @@ import yaml
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-import models
-from models import data as batching
-from pipeline import vocab
-from pipeline.loader import Dataset
+from wikisum import models
+from wikisum.models import batching
+from wikisum.pipeline import vocab
+from wikisum.pipeline.loader import Dataset
 
 CHECKPOINT_FORMAT = 1
 CHECKPOINT_RE = re.compile(r"^step-(\d+)\.pt$")
@@ -674,12 +674,12 @@ def train(config: TrainConfig, factory=models) -> dict:
     Args:
         config: the run's settings.
         factory: what builds models: anything with the registry's ``build(name, preset,
-            **overrides)`` and ``from_config(name, config_dict)`` (default: :mod:`models`).
+            **overrides)`` and ``from_config(name, config_dict)`` (default: :mod:`wikisum.models`).
 
     Raises:
         NonFiniteLoss: the loss or gradient norm became NaN or infinite.
         ConfigError: settings that cannot run, or differ from the checkpoint being resumed.
-        models.data.CorruptShardError: a shard cannot be read (the message names it).
+        models.batching.CorruptShardError: a shard cannot be read (the message names it).
     """
     procs = processes(config.device)
     try:

@@ -15,8 +15,8 @@ word-frequency estimation (WFE, Suzuki & Nagata 2017).
 Pre-norm layers (tensor2tensor's layer_preprocess "n", postprocess "da"), sinusoidal positions
 (no maximum length), embeddings scaled by sqrt(d) and shared by the encoder, the decoder and, with
 ``tie_embeddings``, the output projection. Decoding calls ``start``/``step``/``reorder``
-(:mod:`models.base`); ``step`` costs one position thanks to per-layer caches
-(:class:`models.attention.AttentionCache`).
+(:mod:`wikisum.models.base`); ``step`` costs one position thanks to per-layer caches
+(:class:`wikisum.models.attention.AttentionCache`).
 
 Presets (``build(name, preset)``):
 
@@ -41,8 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models import wfe as wfe_lib
-from models.attention import (
+from wikisum.models import wfe as wfe_lib
+from wikisum.models.attention import (
     KINDS,
     AttentionCache,
     AttentionKind,
@@ -50,8 +50,8 @@ from models.attention import (
     MemoryAttention,
     sinusoid,
 )
-from models.base import Batch, ModelOutput
-from models.moe import MixtureOfExperts, MoEStats
+from wikisum.models.base import Batch, ModelOutput
+from wikisum.models.moe import MixtureOfExperts, MoEStats
 
 NAMES = ("t-ed", "t-d", "t-dmca")
 PRESETS = ("tiny", "base", "paper")

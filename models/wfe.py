@@ -7,7 +7,7 @@ on how many times each vocabulary word may appear in the output.
 
 The model trains it jointly with the likelihood against the true target word counts ``a``
 (:func:`wfe_loss`). Decoding uses ``ReLU(r)`` as a per-hypothesis budget and ``sigmoid(g)`` as a
-gate (``models.decoding.WFEProcessor``). The encoder states are whatever a model encodes its
+gate (``wikisum.models.decoding.WFEProcessor``). The encoder states are whatever a model encodes its
 input with: the encoder of a seq2seq model, the prefix (input + <sep>) of a decoder-only one.
 """
 

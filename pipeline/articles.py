@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pipeline.dumps import RawPage
-from pipeline.records import Article
-from pipeline.urls import normalize_url
-from pipeline.wikitext import parse_article
+from wikisum.pipeline.dumps import RawPage
+from wikisum.pipeline.records import Article
+from wikisum.pipeline.urls import normalize_url
+from wikisum.pipeline.wikitext import parse_article
 
 
 def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Article | str:

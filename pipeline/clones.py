@@ -8,8 +8,8 @@ pairs whose input contains the target would learn to copy.
 
 from __future__ import annotations
 
-from pipeline.text import words
-from pipeline.urls import normalize_title, wikipedia_title
+from wikisum.pipeline.text import words
+from wikisum.pipeline.urls import normalize_title, wikipedia_title
 
 DEFAULT_CLONE_THRESHOLD = 0.5
 
@@ -17,7 +17,7 @@ DEFAULT_CLONE_THRESHOLD = 0.5
 def lead_recall(lead: str, document_text: str) -> float:
     """Share of the lead's distinct words that occur in the document; 0.0 for an empty lead.
 
-    Words are `pipeline.text.words` tokens, so the comparison ignores case and punctuation.
+    Words are `wikisum.pipeline.text.words` tokens, so the comparison ignores case and punctuation.
     """
     lead_words = set(words(lead))
     if not lead_words:

@@ -59,10 +59,10 @@ from apache_beam.pvalue import TaggedOutput
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline import schemas, shards
-from pipeline.ingest import expand_patterns
-from pipeline.records import stable_hash
-from pipeline.urls import normalize_url
+from wikisum.pipeline import schemas, shards
+from wikisum.pipeline.ingest import expand_patterns
+from wikisum.pipeline.records import stable_hash
+from wikisum.pipeline.urls import normalize_url
 
 log = logging.getLogger("wikisum.crawl")
 

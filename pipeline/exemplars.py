@@ -39,8 +39,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from sklearn.preprocessing import normalize
 
-from pipeline import schemas
-from pipeline.loader import Dataset, exemplars_path
+from wikisum.pipeline import schemas
+from wikisum.pipeline.loader import Dataset, exemplars_path
 
 log = logging.getLogger("wikisum.exemplars")
 

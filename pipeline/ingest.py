@@ -1,7 +1,7 @@
 """``wikisum ingest``: Wikipedia dump + WARC/WET captures -> clone-filtered article shards.
 
-The Beam job wires the pure functions of ``pipeline.articles``, ``pipeline.references`` and
-``pipeline.warcs`` together:
+The Beam job wires the pure functions of ``wikisum.pipeline.articles``,
+``wikisum.pipeline.references`` and ``wikisum.pipeline.warcs`` together:
 
     dump files --ReadPages--> pages --ParseArticles--> articles ----------------------+
     search results --ParseSearch--> (title, urls) --MatchTitles--> search links --+   |
@@ -35,10 +35,10 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipeline import schemas, shards
-from pipeline.articles import page_to_article
-from pipeline.dumps import DumpError, iter_pages
-from pipeline.records import (
+from wikisum.pipeline import schemas, shards
+from wikisum.pipeline.articles import page_to_article
+from wikisum.pipeline.dumps import DumpError, iter_pages
+from wikisum.pipeline.records import (
     CAPTURES,
     LINKS,
     PAGES,
@@ -51,9 +51,9 @@ from pipeline.records import (
     split_of,
     stable_hash,
 )
-from pipeline.references import CleanConfig, attach, clean_capture, pick_capture
-from pipeline.urls import normalize_title, normalize_url
-from pipeline.warcs import Capture, Skipped, WarcError, iter_records
+from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from wikisum.pipeline.urls import normalize_title, normalize_url
+from wikisum.pipeline.warcs import Capture, Skipped, WarcError, iter_records
 
 log = logging.getLogger("wikisum.ingest")
 

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import shards
+from wikisum.pipeline import shards
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import schemas, shards, vocab
+from wikisum.pipeline import schemas, shards, vocab
 
 log = logging.getLogger("wikisum.pairs")
 
@@ -165,7 +165,7 @@ def _decode(line: bytes) -> str | None:
 
 def training_texts(source: str, target: str, max_texts: int) -> list[str]:
     """The ``max_texts`` source and target lines with the smallest stable hash, as
-    ``pipeline.vocab.training_texts`` samples (memory fixed, independent of line order)."""
+    ``wikisum.pipeline.vocab.training_texts`` samples (memory fixed, independent of line order)."""
 
     def texts():
         for _, src, tgt in read_pairs(source, target):

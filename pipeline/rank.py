@@ -4,8 +4,8 @@ For every article: the title, the lead and every reference paragraph are tokenis
 the sentencepiece vocabulary, and every extractor ranks the paragraphs of every corpus
 (``citations``, ``search``, ``combined``: each ranked on its own paragraphs, so tf-idf's N_d and
 TextRank's graph differ per corpus). A ranking is stored as indices into the article's paragraph
-list, so that ``pipeline.loader`` builds the model input for any extractor x corpus x L without
-rerunning anything.
+list, so that ``wikisum.pipeline.loader`` builds the model input for any extractor x corpus x L
+without rerunning anything.
 
     ingest shards --ReadFromParquet--> rows --RankArticles--> (split, shard) --GroupByKey-->
         {train,dev,test}-NNNNN-of-NNNNN.parquet; dataset.json describes them
@@ -21,10 +21,10 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
-import extractors
-from pipeline import ingest, schemas, shards, vocab
-from pipeline.ingest import DEAD, WriteShard, tally
-from pipeline.records import DeadLetter, stable_hash
+from wikisum import extractors
+from wikisum.pipeline import ingest, schemas, shards, vocab
+from wikisum.pipeline.ingest import DEAD, WriteShard, tally
+from wikisum.pipeline.records import DeadLetter, stable_hash
 
 log = logging.getLogger("wikisum.rank")
 
@@ -40,7 +40,7 @@ class RankConfig:
     ingest_dir: str
     vocab: str
     out: str
-    learned: str | None = None  # a model written by `extractors.learned`; None: no learned
+    learned: str | None = None  # a model written by `wikisum.extractors.learned`; None: no learned
     num_shards: int = DEFAULT_SHARDS
 
     def extractor_names(self) -> list[str]:

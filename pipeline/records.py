@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from pipeline.wikitext import Section
+from wikisum.pipeline.wikitext import Section
 
 # Stages of the accounting in summary.json and the dead letters.
 PAGES = "pages"  # dump pages -> articles

@@ -1,6 +1,6 @@
 """Capture -> ``Reference`` (cleaning), one capture per URL, and an article's references.
 
-Pure functions: the Beam job in ``pipeline.ingest`` wires them together and counts what they
+Pure functions: the Beam job in ``wikisum.pipeline.ingest`` wires them together and counts what they
 drop.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.clones import is_self_page, lead_recall
-from pipeline.records import Article, Link, Reference
-from pipeline.urls import normalize_url
-from pipeline.warcs import Capture
-from pipeline.webtext import (
+from wikisum.pipeline.clones import is_self_page, lead_recall
+from wikisum.pipeline.records import Article, Link, Reference
+from wikisum.pipeline.urls import normalize_url
+from wikisum.pipeline.warcs import Capture
+from wikisum.pipeline.webtext import (
     DecodeError,
     ExtractionError,
     ExtractionTimeout,

@@ -39,8 +39,8 @@ import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.stats import ApproximateQuantiles
 
-from pipeline import ingest, loader, shards, vocab
-from pipeline.records import stable_hash
+from wikisum.pipeline import ingest, loader, shards, vocab
+from wikisum.pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.report")
 

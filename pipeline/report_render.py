@@ -1,6 +1,7 @@
 """metrics.json -> report.md, report.html (self-contained, PNG plots embedded) and the plots.
 
-Pure functions of the metrics dict written by :mod:`pipeline.report`; nothing here reads data.
+Pure functions of the metrics dict written by :mod:`wikisum.pipeline.report`; nothing here reads
+data.
 """
 
 from __future__ import annotations

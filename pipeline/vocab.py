@@ -16,8 +16,8 @@ import sentencepiece as spm
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import ingest, shards
-from pipeline.records import stable_hash
+from wikisum.pipeline import ingest, shards
+from wikisum.pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.vocab")
 

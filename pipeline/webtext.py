@@ -19,7 +19,7 @@ from typing import TypeVar
 import charset_normalizer
 import trafilatura
 
-from pipeline.text import words
+from wikisum.pipeline.text import words
 
 _T = TypeVar("_T")
 
@@ -343,7 +343,7 @@ def paragraph_drop_reason(paragraph: str, *, min_words: int = DEFAULT_MIN_WORDS)
 
     Reasons, checked in this order:
       - "no_letters": not a single letter ("12:30", "* * *", "© 2024").
-      - "too_few_words": fewer than `min_words` words (`pipeline.text.words`).
+      - "too_few_words": fewer than `min_words` words (`wikisum.pipeline.text.words`).
       - "no_sentence": no sentence-final punctuation, and it looks like a menu, a title or a
         caption rather than prose (see `_MIN_UNPUNCTUATED_WORDS`).
 

@@ -29,7 +29,7 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-from pipeline.urls import normalize_title
+from wikisum.pipeline.urls import normalize_title
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ParsedArticle:
 
     `lead` and each section's `text` are plain text, paragraphs joined with a blank line.
     `citation_urls` are http(s) URLs in order of first appearance, without duplicates and not yet
-    normalised (see `pipeline.urls.normalize_url`).
+    normalised (see `wikisum.pipeline.urls.normalize_url`).
     """
 
     title: str

@@ -24,7 +24,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def sample_corpus(tmp_path_factory) -> tuple[Path, dict]:
     """The default sample corpus (60 articles, seed 0), generated once per test session."""
-    from pipeline.sample import write_sample
+    from wikisum.pipeline.sample import write_sample
 
     out = tmp_path_factory.mktemp("sample")
     manifest = write_sample(out, articles=60, seed=0)
@@ -38,7 +38,7 @@ def built_sample(sample_corpus, tmp_path_factory) -> tuple[Path, dict]:
     OUT holds ingest/, vocab.model (3,000 subwords at most) and data/ (two shards a split).
     Read it, never write into it: other tests share it.
     """
-    from workflows import cli
+    from wikisum.workflows import cli
 
     sample, manifest = sample_corpus
     out = tmp_path_factory.mktemp("build")

@@ -8,9 +8,9 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline import ingest, rank, vocab
-from workflows import ingest as ingest_cmd
-from workflows import rank as rank_cmd
+from wikisum.pipeline import ingest, rank, vocab
+from wikisum.workflows import ingest as ingest_cmd
+from wikisum.workflows import rank as rank_cmd
 
 HELP = "ingest + vocab + rank in one go: from dump and crawl to training shards"
 DESCRIPTION = """\

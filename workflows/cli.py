@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workflows import (
+from wikisum.workflows import (
     build,
     convert_pairs,
     crawl,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from pipeline import pairs
+from wikisum.pipeline import pairs
 
 HELP = "headline pairs (*.article.txt / *.title.txt) -> token-id shards (AdaDec's Gigaword data)"
 DESCRIPTION = """\

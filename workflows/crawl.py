@@ -8,7 +8,7 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline import crawl
+from wikisum.pipeline import crawl
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
 DESCRIPTION = """\

@@ -57,8 +57,8 @@ def add_parser(subparsers) -> None:
 
 def default_search(*, beam: int, alpha: float, max_len: int, min_len: int, wfe: bool,
                    eos_id: int) -> Search:
-    """Beam search of :mod:`models.decoding`; greedy search when ``beam`` is 1."""
-    from models import decoding
+    """Beam search of :mod:`wikisum.models.decoding`; greedy search when ``beam`` is 1."""
+    from wikisum.models import decoding
 
     if beam == 1:
         return lambda model, batch: decoding.greedy(model, batch, max_len=max_len, eos_id=eos_id,
@@ -71,11 +71,11 @@ def default_search(*, beam: int, alpha: float, max_len: int, min_len: int, wfe: 
 def reference_scores(model, pairs: list, device) -> list[tuple[float, int]]:
     """(summed NLL in nats, tokens) of each pair's target under teacher forcing.
 
-    One forward pass per pair: :class:`models.base.ModelOutput` sums over a whole batch.
+    One forward pass per pair: :class:`wikisum.models.base.ModelOutput` sums over a whole batch.
     """
     import torch
 
-    from models.data import to_batch
+    from wikisum.models.batching import to_batch
 
     scores = []
     with torch.no_grad():
@@ -99,10 +99,10 @@ def decode(run: str, split: str, out: str, *, beam: int = 4, alpha: float = 0.6,
 
     ``search`` replaces :func:`default_search` (tests); ``factory`` the model registry.
     """
-    import models
-    from models import training
-    from models.data import needs_exemplars, prepare, read_examples, to_batch
-    from pipeline.loader import Dataset
+    from wikisum import models
+    from wikisum.models import training
+    from wikisum.models.batching import needs_exemplars, prepare, read_examples, to_batch
+    from wikisum.pipeline.loader import Dataset
 
     for name, value in (("--beam", beam), ("--batch-size", batch_size), ("--max-len", max_len),
                         ("--limit", 1 if limit is None else limit)):
@@ -155,7 +155,7 @@ def decode(run: str, split: str, out: str, *, beam: int = 4, alpha: float = 0.6,
 
 
 def run(args: argparse.Namespace) -> int:
-    from models.data import CorruptShardError
+    from wikisum.models.batching import CorruptShardError
 
     try:
         result = decode(args.run, args.split, args.out, beam=args.beam, alpha=args.alpha,

@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workflows import cli  # the demo runs the same commands a user would
+    from wikisum.workflows import cli  # the demo runs the same commands a user would
 
     out = Path(args.out)
     sample, built, report = out / "sample", out / "build", out / "report"

@@ -1,5 +1,5 @@
 """``wikisum evaluate``: metrics of a predictions file (ROUGE, perplexity, ...), printed as a
-table and written as JSON. The metrics are :func:`models.evaluation.summarize`'s."""
+table and written as JSON. The metrics are :func:`wikisum.models.evaluation.summarize`'s."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def default_out(preds: str) -> str:
 
 def evaluate(preds: str, out: str | None = None) -> tuple[dict, str]:
     """The metrics of ``preds``, written to ``out`` (default: :func:`default_out`)."""
-    from models import evaluation
+    from wikisum.models import evaluation
 
     metrics = evaluation.summarize(read_predictions(preds))
     metrics["predictions"] = str(preds)
@@ -73,7 +73,7 @@ def evaluate(preds: str, out: str | None = None) -> tuple[dict, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models import evaluation
+    from wikisum.models import evaluation
 
     try:
         metrics, path = evaluate(args.preds, args.out)

@@ -6,7 +6,7 @@ import argparse
 import logging
 import time
 
-from pipeline import exemplars
+from wikisum.pipeline import exemplars
 
 HELP = "retrieve each example's most similar training example (AdaDec's exemplars)"
 DESCRIPTION = """\

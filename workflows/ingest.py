@@ -7,8 +7,8 @@ import logging
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline import ingest
-from pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
+from wikisum.pipeline import ingest
+from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\

@@ -8,8 +8,8 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from extractors import learned
-from pipeline import ingest, rank, shards
+from wikisum.extractors import learned
+from wikisum.pipeline import ingest, rank, shards
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
 DESCRIPTION = """\

@@ -9,7 +9,7 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline import report, report_render, shards
+from wikisum.pipeline import report, report_render, shards
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
 DESCRIPTION = """\

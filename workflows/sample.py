@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from pipeline.sample import corpus
+from wikisum.pipeline.sample import corpus
 
 HELP = "write a small, deterministic WikiSum input corpus (dump, WARC, WET, search results)"
 DESCRIPTION = f"""\

@@ -1,11 +1,11 @@
 """``wikisum train``: train (or resume) an abstractive model; the run is
-:func:`models.training.train` of a :class:`models.training.TrainConfig`."""
+:func:`wikisum.models.training.train` of a :class:`wikisum.models.training.TrainConfig`."""
 
 from __future__ import annotations
 
 import argparse
 
-import models
+from wikisum import models
 
 HELP = "train (or resume) an abstractive model on a dataset into a self-contained run directory"
 DESCRIPTION = f"""\
@@ -72,8 +72,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models import training  # imports torch: only when training
-    from models.data import CorruptShardError
+    from wikisum.models import training  # imports torch: only when training
+    from wikisum.models.batching import CorruptShardError
 
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
                "extractor": args.extractor, "corpus": args.corpus,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from pipeline import vocab
+from wikisum.pipeline import vocab
 
 HELP = "train the subword vocabulary (sentencepiece) on ingested leads and paragraphs"
 DESCRIPTION = """\

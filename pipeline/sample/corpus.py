@@ -41,11 +41,11 @@ import pyarrow.parquet as pq
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline import schemas
-from pipeline.clones import lead_recall
-from pipeline.sample import pages, world
-from pipeline.sample.pages import Citation, Site
-from pipeline.sample.world import Entity
+from wikisum.pipeline import schemas
+from wikisum.pipeline.clones import lead_recall
+from wikisum.pipeline.sample import pages, world
+from wikisum.pipeline.sample.pages import Citation, Site
+from wikisum.pipeline.sample.world import Entity
 
 GENERATOR_VERSION = 1
 DUMP_NAME = "enwiki-sample-pages-articles.xml.bz2"

@@ -9,7 +9,7 @@ import html
 import random
 from dataclasses import dataclass
 
-from pipeline.sample.world import Entity, lead_sentences, plain, section_sentences
+from wikisum.pipeline.sample.world import Entity, lead_sentences, plain, section_sentences
 
 # --------------------------------------------------------------------------------------------
 # Wikitext

@@ -1,6 +1,6 @@
 import pytest
 
-from extractors.cheating import Cheating, bigrams
+from wikisum.extractors.cheating import Cheating, bigrams
 
 LEAD = "The quick brown fox jumps over the lazy dog."
 # The lead's 8 distinct bigrams: the quick, quick brown, brown fox, fox jumps, jumps over,

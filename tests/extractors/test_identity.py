@@ -1,6 +1,6 @@
 import random
 
-from extractors.identity import Identity
+from wikisum.extractors.identity import Identity
 
 
 def test_keeps_the_original_order_whatever_the_text():

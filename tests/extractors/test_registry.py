@@ -3,8 +3,8 @@ import types
 
 import pytest
 
-import extractors
-from extractors.base import Extractor, Scorer
+from wikisum import extractors
+from wikisum.extractors.base import Extractor, Scorer
 
 
 def test_names_in_registry_order():
@@ -41,14 +41,14 @@ def test_unknown_name_lists_the_valid_ones():
 
 def test_learned_is_loaded_on_demand_with_its_arguments(monkeypatch):
     loaded = []
-    fake = types.ModuleType("extractors.learned")
+    fake = types.ModuleType("wikisum.extractors.learned")
 
     def load(path):
         loaded.append(path)
         return extractors.get("identity")
 
     fake.load = load
-    monkeypatch.setitem(sys.modules, "extractors.learned", fake)
+    monkeypatch.setitem(sys.modules, "wikisum.extractors.learned", fake)
     extractor = extractors.get("learned", path="/models/learned.pkl")
     assert loaded == ["/models/learned.pkl"]
     assert extractor.rank("Fox", ["a", "b"]) == [0, 1]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from extractors.textrank import TextRank, similarity_matrix
+from wikisum.extractors.textrank import TextRank, similarity_matrix
 
 # Four paragraphs; "cat dog eel" and "cat dog fox" share {cat, dog}, both share {cat} with
 # "cat gnu", and "yak zebu" shares nothing.

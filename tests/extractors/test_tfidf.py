@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from extractors.tfidf import TfIdf
+from wikisum.extractors.tfidf import TfIdf
 
 # Title "Red Fox": the query words are {red, fox}; N_d = 4 paragraphs.
 FOXES = [

@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from models import attention
-from models.attention import AttentionCache, CausalSelfAttention
+from wikisum.models import attention
+from wikisum.models.attention import AttentionCache, CausalSelfAttention
 
 LENGTHS = [1, 2, 3, 7, 255, 256, 257, 769]
 BLOCK = 256

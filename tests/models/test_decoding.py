@@ -12,10 +12,10 @@ import pytest
 import torch
 from torch import nn
 
-from models import decoding
-from models.base import make_batch
-from models.decoding import Hypothesis, WFEProcessor, beam_search, greedy, length_penalty
-from models.wfe import Estimate
+from wikisum.models import decoding
+from wikisum.models.base import make_batch
+from wikisum.models.decoding import Hypothesis, WFEProcessor, beam_search, greedy, length_penalty
+from wikisum.models.wfe import Estimate
 
 
 @dataclass
@@ -186,8 +186,8 @@ def test_custom_processor_and_a_stuck_row():
 
 
 class TinyRNN(nn.Module):
-    """A small recurrent summarizer with the decoding interface of ``models.base``; its state
-    depends on the whole prefix, so a wrong reorder changes what follows."""
+    """A small recurrent summarizer with the decoding interface of ``wikisum.models.base``; its
+    state depends on the whole prefix, so a wrong reorder changes what follows."""
 
     def __init__(self, vocab: int = 11, d: int = 16, wfe: bool = False, eos_bias: float = 0.0):
         super().__init__()
@@ -281,7 +281,7 @@ def test_beam_of_one_is_greedy(wfe):
 
 @pytest.mark.parametrize("name", ["t-ed", "seq2seq"])
 def test_beam_of_one_is_greedy_on_registered_models(name):
-    import models
+    from wikisum import models
 
     torch.manual_seed(0)
     model = models.build(name, "tiny", vocab_size=60, wfe=True).eval()

@@ -7,8 +7,8 @@ import math
 import pytest
 from rouge_score import rouge_scorer
 
-from models import evaluation
-from models.evaluation import (
+from wikisum.models import evaluation
+from wikisum.models.evaluation import (
     duc_recall,
     format_table,
     perplexity,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from models import moe
-from models.moe import MixtureOfExperts
+from wikisum.models import moe
+from wikisum.models.moe import MixtureOfExperts
 
 E, D, FF = 4, 6, 5
 

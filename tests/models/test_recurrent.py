@@ -8,16 +8,16 @@ from dataclasses import asdict
 import pytest
 import torch
 
-import models
-from models import recurrent
-from models.base import make_batch
-from models.recurrent import (
+from wikisum import models
+from wikisum.models import recurrent
+from wikisum.models.base import make_batch
+from wikisum.models.recurrent import (
     AdaptiveLSTMCell,
     adaptive_cell_parameters,
     lambda_parameters,
     lstm_cell_parameters,
 )
-from models.wfe import Estimate
+from wikisum.models.wfe import Estimate
 
 NAMES = ["seq2seq", "attexp", "adadec", "adadec+attexp"]
 VOCAB = 24

@@ -17,13 +17,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import models
-from models import training
-from models.base import PAD_ID, Batch, ModelOutput
-from models.data import CorruptShardError
-from models.training import ConfigError, NonFiniteLoss, TrainConfig, learning_rate
-from pipeline import schemas, shards, vocab
-from workflows import cli
+from wikisum import models
+from wikisum.models import training
+from wikisum.models.base import PAD_ID, Batch, ModelOutput
+from wikisum.models.batching import CorruptShardError
+from wikisum.models.training import ConfigError, NonFiniteLoss, TrainConfig, learning_rate
+from wikisum.pipeline import schemas, shards, vocab
+from wikisum.workflows import cli
 
 # ------------------------------------------------------------------------------------------
 # A toy model with the interface of models.base, and a family module for the registry.
@@ -282,7 +282,7 @@ def test_empty_targets_are_counted_and_reported(uninterrupted):
 def test_dev_perplexity_is_per_target_wordpiece(uninterrupted, toy_data):
     out, summary, _ = uninterrupted
     loaded = training.load(str(out), factory=TOY)
-    from models.data import prepare, read_examples, to_batch
+    from wikisum.models.batching import prepare, read_examples, to_batch
 
     nll = tokens = 0.0
     with torch.no_grad():
@@ -296,7 +296,7 @@ def test_dev_perplexity_is_per_target_wordpiece(uninterrupted, toy_data):
 
 
 def loaded_dataset(data: Path):
-    from pipeline.loader import Dataset
+    from wikisum.pipeline.loader import Dataset
 
     return Dataset(str(data))
 

@@ -9,10 +9,10 @@ from dataclasses import asdict
 import pytest
 import torch
 
-import models
-from models import transformer, wfe
-from models.base import make_batch
-from models.transformer import TransformerConfig, concat_source_target
+from wikisum import models
+from wikisum.models import transformer, wfe
+from wikisum.models.base import make_batch
+from wikisum.models.transformer import TransformerConfig, concat_source_target
 
 V, SEP, BOS, EOS = 40, 5, 2, 3
 LENGTHS = [1, 2, 3, 7, 255, 256, 257, 769]

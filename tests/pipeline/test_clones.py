@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.clones import is_clone, is_self_page, lead_recall
+from wikisum.pipeline.clones import is_clone, is_self_page, lead_recall
 
 
 def test_lead_recall_counts_distinct_lead_words_found_in_document():

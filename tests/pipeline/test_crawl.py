@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline import crawl, schemas
-from pipeline.crawl import (
+from wikisum.pipeline import crawl, schemas
+from wikisum.pipeline.crawl import (
     CrawlConfig,
     Crawler,
     FetchError,
@@ -37,8 +37,8 @@ from pipeline.crawl import (
     robots_policy,
     robots_policy_after_stop,
 )
-from workflows import cli
-from workflows import crawl as crawl_cmd
+from wikisum.workflows import cli
+from wikisum.workflows import crawl as crawl_cmd
 
 UA = "wikisum-test-crawler/1.0"
 TIMEOUT_S = 1.0  # generous for a loaded machine; /slow answers well after it

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import exemplars, loader, schemas
-from workflows import cli
+from wikisum.pipeline import exemplars, loader, schemas
+from wikisum.workflows import cli
 
 WORDS = ("the minister said on monday that talks with rebels would resume in the capital after "
          "police reported clashes near border towns while shares fell sharply").split()

@@ -17,14 +17,14 @@ from apache_beam.testing.util import assert_that, equal_to
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline import ingest, schemas
-from pipeline.articles import page_to_article
-from pipeline.dumps import DumpError, RawPage, iter_pages
-from pipeline.records import Article, Link, Reference, split_of
-from pipeline.references import CleanConfig, attach, clean_capture, pick_capture
-from pipeline.urls import normalize_url
-from pipeline.warcs import Capture, WarcError, iter_records
-from workflows import cli
+from wikisum.pipeline import ingest, schemas
+from wikisum.pipeline.articles import page_to_article
+from wikisum.pipeline.dumps import DumpError, RawPage, iter_pages
+from wikisum.pipeline.records import Article, Link, Reference, split_of
+from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from wikisum.pipeline.urls import normalize_url
+from wikisum.pipeline.warcs import Capture, WarcError, iter_records
+from wikisum.workflows import cli
 
 # Manifest outcome of a bad record -> the reason ingest gives it.
 BAD_RECORD_REASON = {"non_html": "non_html", "truncated": "truncated",
@@ -454,7 +454,7 @@ def test_missing_input_is_a_clear_error(tmp_path):
 
 
 def test_follow_redirects_to_the_end_of_the_chain_stopping_at_loops_and_the_limit():
-    from pipeline.ingest import follow_redirects
+    from wikisum.pipeline.ingest import follow_redirects
 
     aliases = {"http://a/1": "http://a/2", "http://a/2": "http://a/3",
                "http://l/x": "http://l/y", "http://l/y": "http://l/x"}

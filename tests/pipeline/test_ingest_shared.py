@@ -8,9 +8,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.articles import page_to_article
-from pipeline.dumps import iter_pages
-from workflows import cli
+from wikisum.pipeline.articles import page_to_article
+from wikisum.pipeline.dumps import iter_pages
+from wikisum.workflows import cli
 
 pytestmark = pytest.mark.shared_data
 

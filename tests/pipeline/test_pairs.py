@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import loader, pairs, schemas, vocab
-from workflows import cli
+from wikisum.pipeline import loader, pairs, schemas, vocab
+from wikisum.workflows import cli
 
 WORDS = ("the minister said on monday that talks with rebels would resume in the capital after "
          "police reported clashes near border towns while shares fell sharply as oil prices "

@@ -7,11 +7,11 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-import extractors
-from extractors import learned
-from pipeline import loader, schemas, vocab
-from pipeline.rank import CORPORA, corpus_indices
-from workflows import cli
+from wikisum import extractors
+from wikisum.extractors import learned
+from wikisum.pipeline import loader, schemas, vocab
+from wikisum.pipeline.rank import CORPORA, corpus_indices
+from wikisum.workflows import cli
 
 # --------------------------------------------------------------------------------------------
 # The loader on a hand-made row

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from rouge_score import rouge_scorer
 
-from pipeline import loader, report, vocab
-from workflows import cli
+from wikisum.pipeline import loader, report, vocab
+from wikisum.workflows import cli
 
 LENGTHS = [20, 100, 500, 2000]
 

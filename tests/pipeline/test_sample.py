@@ -22,8 +22,8 @@ import trafilatura
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from pipeline import schemas
-from pipeline.sample import write_sample
+from wikisum.pipeline import schemas
+from wikisum.pipeline.sample import write_sample
 
 NS = "{http://www.mediawiki.org/xml/export-0.10/}"
 HARD_CASES = ["clone", "near_clone", "self", "non_html", "legacy_encoding", "truncated",

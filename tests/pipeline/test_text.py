@@ -1,4 +1,4 @@
-from pipeline.text import sentences, words
+from wikisum.pipeline.text import sentences, words
 
 
 def test_words_are_lowercased_letter_digit_runs():

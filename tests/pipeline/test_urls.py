@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.urls import normalize_title, normalize_url, wikipedia_title
+from wikisum.pipeline.urls import normalize_title, normalize_url, wikipedia_title
 
 NORMALIZED = [
     # scheme and host lowercased, default port, dot segments and fragment dropped, escapes of

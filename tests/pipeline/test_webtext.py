@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pipeline import webtext
-from pipeline.webtext import (
+from wikisum.pipeline import webtext
+from wikisum.pipeline.webtext import (
     DecodeError,
     ExtractionError,
     ExtractionTimeout,

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from mwparserfromhell.parser import ParserError
 
-import pipeline.wikitext
-from pipeline.wikitext import ParsedArticle, Section, article_url, parse_article
+import wikisum.pipeline.wikitext
+from wikisum.pipeline.wikitext import ParsedArticle, Section, article_url, parse_article
 
 SHARED_DATA = (Path(__file__).resolve().parents[2] / ".." / "shared" / "data").resolve()
 ARTICLES = SHARED_DATA / "wikipedia" / "wikitext" / "articles"
@@ -205,7 +205,7 @@ def test_input_the_parser_rejects_gives_an_empty_article(monkeypatch):
     def reject(*args, **kwargs):
         raise ParserError("tokenizer gave up")
 
-    monkeypatch.setattr(pipeline.wikitext.mwparserfromhell, "parse", reject)
+    monkeypatch.setattr(wikisum.pipeline.wikitext.mwparserfromhell, "parse", reject)
     article = parse_article("X", "'''X''' is a thing.<ref>[http://a.example/ A]</ref>")
     assert (article.lead, article.sections, article.citation_urls) == ("", (), ())
     assert not article.is_redirect

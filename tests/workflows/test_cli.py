@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from workflows import cli
+from wikisum.workflows import cli
 
 EXPECTED = ["sample", "ingest", "crawl", "vocab", "rank", "build", "report", "convert-pairs",
             "exemplars", "train", "decode", "evaluate", "demo"]
@@ -89,6 +89,6 @@ def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path):
 
 
 def test_console_script_module_runs():
-    done = subprocess.run([sys.executable, "-m", "workflows.cli", "--help"],
+    done = subprocess.run([sys.executable, "-m", "wikisum.workflows.cli", "--help"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "wikisum" in done.stdout

@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 import torch
 
-from workflows import cli
-from workflows import train as train_command
+from wikisum.workflows import cli
+from wikisum.workflows import train as train_command
 
 
 def importable(module: str) -> bool:
@@ -28,8 +28,8 @@ def needs(module: str):
     return pytest.mark.skipif(not importable(module), reason=f"{module} is not importable yet")
 
 
-MODELS = [pytest.param("t-dmca", marks=needs("models.transformer")),
-          pytest.param("seq2seq", marks=needs("models.recurrent"))]
+MODELS = [pytest.param("t-dmca", marks=needs("wikisum.models.transformer")),
+          pytest.param("seq2seq", marks=needs("wikisum.models.recurrent"))]
 
 
 def lines(path) -> list[dict]:
@@ -69,9 +69,9 @@ def test_train_writes_a_self_contained_resumable_run(trained):
 
 
 def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
-    from models import training
-    from models.data import prepare, read_examples, to_batch
-    from pipeline.loader import Dataset
+    from wikisum.models import training
+    from wikisum.models.batching import prepare, read_examples, to_batch
+    from wikisum.pipeline.loader import Dataset
 
     _, run, data, _ = trained
     preds = tmp_path / "preds.jsonl"
@@ -112,7 +112,7 @@ def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
 
 
 def test_help_shows_train_config_defaults(capsys):
-    from models.training import TrainConfig
+    from wikisum.models.training import TrainConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     for key, shown in train_command.SHOWN_DEFAULTS.items():
@@ -124,7 +124,7 @@ def test_help_shows_train_config_defaults(capsys):
     assert f"(default: {defaults['steps']})" in text
 
 
-@needs("models.recurrent")
+@needs("wikisum.models.recurrent")
 def test_train_rejects_an_unknown_setting_by_name(tmp_path):
     with pytest.raises(SystemExit, match="unknown setting 'bogus'"):
         cli.main(["train", "--model", "seq2seq", "--data", "D", "--out", str(tmp_path),

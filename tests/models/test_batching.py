@@ -9,10 +9,10 @@ from collections import Counter
 
 import pytest
 
-from models import data
-from models.data import Pair
-from pipeline import schemas, shards
-from pipeline.loader import Dataset, Example
+from wikisum.models import batching
+from wikisum.models.batching import Pair
+from wikisum.pipeline import schemas, shards
+from wikisum.pipeline.loader import Dataset, Example
 
 
 def pair(i: int, source: int, target: int, exemplar: int | None = None) -> Pair:
@@ -26,7 +26,7 @@ def random_pairs(n: int, seed: int = 0) -> list[Pair]:
 
 
 def cost(batch: list[Pair]) -> int:
-    return data.padded_size(len(batch), max(len(p.source) for p in batch),
+    return batching.padded_size(len(batch), max(len(p.source) for p in batch),
                             max(len(p.target) for p in batch),
                             max(len(p.exemplar or ()) for p in batch))
 
@@ -34,37 +34,37 @@ def cost(batch: list[Pair]) -> int:
 def test_pack_fills_batches_up_to_the_budget_and_skips_what_cannot_fit():
     pairs = [pair(0, 4, 2), pair(1, 4, 2), pair(2, 5, 3), pair(3, 30, 5), pair(4, 6, 2)]
     counts = Counter()
-    batches = data.pack(pairs, max_tokens=20, counts=counts)
+    batches = batching.pack(pairs, max_tokens=20, counts=counts)
     # 0+1: 2 x (4+2) = 12; adding 2 would make 3 x (5+3) = 24 > 20. 3 alone is 35 > 20: skipped.
     # 2+4: 2 x (6+3) = 18.
     assert [[p.id for p in b] for b in batches] == [[0, 1], [2, 4]]
-    assert counts == Counter({data.TOO_LONG: 1})
+    assert counts == Counter({batching.TOO_LONG: 1})
 
 
 def test_padded_size_counts_exemplars():
     assert cost([pair(0, 4, 2, exemplar=5), pair(1, 2, 6)]) == 2 * (4 + 6 + 5)
     counts = Counter()
-    assert data.pack([pair(0, 4, 2, exemplar=5)], 10, counts) == []
-    assert counts[data.TOO_LONG] == 1
+    assert batching.pack([pair(0, 4, 2, exemplar=5)], 10, counts) == []
+    assert counts[batching.TOO_LONG] == 1
 
 
 @pytest.mark.parametrize("budget", [64, 200, 1000])
 def test_an_epoch_covers_every_example_once_within_the_budget(budget):
     pairs = random_pairs(300)
     counts = Counter()
-    batches = list(data.length_batches(pairs, budget, rng=random.Random(1), shuffle_buffer=50,
+    batches = list(batching.length_batches(pairs, budget, rng=random.Random(1), shuffle_buffer=50,
                                        pool=40, counts=counts))
     assert all(cost(b) <= budget for b in batches)
     seen = Counter(p.id for b in batches for p in b)
     too_long = {p.id for p in pairs if p.length > budget}
     assert set(seen) == {p.id for p in pairs} - too_long
     assert set(seen.values()) == {1}
-    assert counts[data.TOO_LONG] == len(too_long)
+    assert counts[batching.TOO_LONG] == len(too_long)
 
 
 def test_batching_is_seeded():
     def order(seed):
-        return [[p.id for p in b] for b in data.length_batches(
+        return [[p.id for p in b] for b in batching.length_batches(
             random_pairs(200), 150, rng=random.Random(seed), shuffle_buffer=30, pool=50)]
 
     assert order(3) == order(3)
@@ -75,7 +75,7 @@ def test_batches_hold_examples_of_similar_length():
     # As in WikiSum: most inputs are cut at L, targets vary.
     rng = random.Random(2)
     pairs = [pair(i, min(40, rng.randint(10, 80)), rng.randint(1, 30)) for i in range(400)]
-    sorted_ = list(data.length_batches(pairs, 300, pool=400))
+    sorted_ = list(batching.length_batches(pairs, 300, pool=400))
     # Without shuffling, one pool comes out sorted by (source, target) length.
     lengths = [(len(p.source), len(p.target)) for b in sorted_ for p in b]
     assert lengths == sorted(lengths)
@@ -83,31 +83,31 @@ def test_batches_hold_examples_of_similar_length():
     def waste(batches):
         return 1 - sum(p.length for b in batches for p in b) / sum(cost(b) for b in batches)
 
-    assert waste(sorted_) < 0.5 * waste(data.pack(pairs, 300, Counter()))
+    assert waste(sorted_) < 0.5 * waste(batching.pack(pairs, 300, Counter()))
 
 
 def test_shuffle_buffer_is_a_seeded_permutation():
     items = list(range(100))
-    a = list(data.shuffled(items, 10, random.Random(0)))
+    a = list(batching.shuffled(items, 10, random.Random(0)))
     assert sorted(a) == items and a != items
-    assert a == list(data.shuffled(items, 10, random.Random(0)))
+    assert a == list(batching.shuffled(items, 10, random.Random(0)))
 
 
 def test_prepare_appends_eos_cuts_targets_and_counts_empty_ones():
     counts = Counter()
     ex = Example(5, "t", [4, 5, 6], [10, 11, 12, 13], exemplar=[20, 21])
-    assert data.prepare(ex, 3, counts) == Pair(5, [4, 5, 6], [10, 11, 12, 13, 3], [20, 21])
-    assert data.prepare(ex, 3, counts, max_target_tokens=2).target == [10, 11, 3]
-    assert data.prepare(Example(6, "t", [4], []), 3, counts) is None
-    assert counts == Counter({data.EMPTY_TARGET: 1})
+    assert batching.prepare(ex, 3, counts) == Pair(5, [4, 5, 6], [10, 11, 12, 13, 3], [20, 21])
+    assert batching.prepare(ex, 3, counts, max_target_tokens=2).target == [10, 11, 3]
+    assert batching.prepare(Example(6, "t", [4], []), 3, counts) is None
+    assert counts == Counter({batching.EMPTY_TARGET: 1})
 
 
 def test_to_batch_pads_and_keeps_ids_and_exemplars():
-    batch = data.to_batch([pair(1, 3, 2, exemplar=1), pair(2, 1, 4, exemplar=3)])
+    batch = batching.to_batch([pair(1, 3, 2, exemplar=1), pair(2, 1, 4, exemplar=3)])
     assert batch.ids == [1, 2]
     assert batch.sources.shape == (2, 3) and batch.targets.shape == (2, 4)
     assert batch.exemplar_lengths.tolist() == [1, 3]
-    assert data.to_batch([pair(1, 3, 2)]).exemplars is None
+    assert batching.to_batch([pair(1, 3, 2)]).exemplars is None
 
 
 def examples(n: int, empty: frozenset = frozenset()) -> list[Example]:
@@ -118,7 +118,7 @@ def examples(n: int, empty: frozenset = frozenset()) -> list[Example]:
 
 def epoch_of(stream_examples, **kw):
     def make(epoch, counts):
-        return data.epoch_batches(lambda: iter(stream_examples), eos_id=3, max_tokens=60,
+        return batching.epoch_batches(lambda: iter(stream_examples), eos_id=3, max_tokens=60,
                                   seed=0, epoch=epoch, counts=counts, shuffle_buffer=8, pool=16,
                                   **kw)
     return make
@@ -140,7 +140,7 @@ def test_epochs_differ_in_order_but_not_in_content():
     assert sorted(i for b in one for i in b) == sorted(i for b in two for i in b)
 
 
-def take(stream: data.BatchStream, n: int) -> list[list[int]]:
+def take(stream: batching.BatchStream, n: int) -> list[list[int]]:
     out = []
     for _ in range(n):
         batch = stream.next()
@@ -153,23 +153,23 @@ def take(stream: data.BatchStream, n: int) -> list[list[int]]:
 
 def test_stream_started_at_a_saved_position_continues_identically():
     make = epoch_of(examples(40, empty=frozenset({3, 11})))
-    whole = data.BatchStream(make)
+    whole = batching.BatchStream(make)
     first = take(whole, 7)
     position, before = whole.position, Counter(whole.skipped_before)
     rest = take(whole, 12)  # crosses into later epochs
-    resumed = data.BatchStream(make, position, before)
+    resumed = batching.BatchStream(make, position, before)
     assert resumed.position == position and len(first) == 7
     assert take(resumed, 12) == rest
     assert resumed.skipped == whole.skipped
-    assert whole.epoch >= 1 and whole.skipped[data.EMPTY_TARGET] == 2 * (whole.epoch + 1)
+    assert whole.epoch >= 1 and whole.skipped[batching.EMPTY_TARGET] == 2 * (whole.epoch + 1)
 
 
 def test_stream_refuses_a_position_the_data_does_not_match():
-    whole = data.BatchStream(epoch_of(examples(40)))
+    whole = batching.BatchStream(epoch_of(examples(40)))
     take(whole, 3)
-    moved = data.Position(whole.epoch, whole.batches, whole.examples + 1)
+    moved = batching.Position(whole.epoch, whole.batches, whole.examples + 1)
     with pytest.raises(ValueError, match="data changed since the checkpoint"):
-        data.BatchStream(epoch_of(examples(40)), moved)
+        batching.BatchStream(epoch_of(examples(40)), moved)
 
 
 def write_dataset(folder, rows_per_shard=(3, 3)) -> Dataset:
@@ -193,7 +193,7 @@ def write_dataset(folder, rows_per_shard=(3, 3)) -> Dataset:
 
 def test_read_examples_reads_every_shard(tmp_path):
     ds = write_dataset(tmp_path / "d")
-    exs = list(data.read_examples(ds, "train", "tfidf", "combined", 10))
+    exs = list(batching.read_examples(ds, "train", "tfidf", "combined", 10))
     assert [e.id for e in exs] == [0, 1, 2, 100, 101, 102]
     assert exs[0].inputs == [6, 4, 9, 10] and exs[0].targets == [7, 8]
 
@@ -202,12 +202,12 @@ def test_a_corrupt_shard_is_named(tmp_path):
     ds = write_dataset(tmp_path / "d")
     bad = tmp_path / "d" / "train-00001-of-00002.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
-    stream = data.read_examples(ds, "train", "tfidf", "combined", 10)
-    with pytest.raises(data.CorruptShardError, match=str(bad)):
+    stream = batching.read_examples(ds, "train", "tfidf", "combined", 10)
+    with pytest.raises(batching.CorruptShardError, match=str(bad)):
         list(stream)
 
 
 def test_no_shards_is_a_clear_error(tmp_path):
     ds = write_dataset(tmp_path / "d")
     with pytest.raises(FileNotFoundError, match="no dev shards"):
-        list(data.read_examples(ds, "dev", "tfidf", "combined", 10))
+        list(batching.read_examples(ds, "dev", "tfidf", "combined", 10))

@@ -29,8 +29,8 @@ from itertools import islice
 
 import pyarrow as pa
 
-from models.base import Batch, make_batch
-from pipeline.loader import Dataset, Example
+from wikisum.models.base import Batch, make_batch
+from wikisum.pipeline.loader import Dataset, Example
 
 # Models that read a retrieved exemplar (AdaDec, AttExp; Peng et al. 2019).
 EXEMPLAR_MODELS = frozenset({"attexp", "adadec", "adadec+attexp"})
@@ -50,7 +50,7 @@ def needs_exemplars(model_name: str) -> bool:
 
 @dataclass(frozen=True)
 class Pair:
-    """One training example as token ids, ready for :func:`models.base.make_batch`."""
+    """One training example as token ids, ready for :func:`wikisum.models.base.make_batch`."""
 
     id: int
     source: list[int]

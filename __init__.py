@@ -1,0 +1,64 @@
+"""wikisum: WikiSum-style multi-document summarization data at web scale, and the abstractive
+models that write Wikipedia lead sections from it.
+
+The public API, for use from Python (the ``wikisum`` command covers the same ground)::
+
+    import wikisum
+
+    wikisum.write_sample("sample", articles=60)                 # a generated sample corpus
+    data = wikisum.Dataset("build/data")                          # training shards of a build
+    for example in data.examples("dev", "tfidf", "combined", max_input_tokens=500):
+        ...
+    ranker = wikisum.get_extractor("textrank")                    # a paragraph ranker
+    order = ranker.rank("Bodmin", paragraphs)
+    model = wikisum.build_model("t-dmca", preset="tiny", vocab_size=4000)
+    loaded = wikisum.load_model("runs/t-dmca")                    # model + configs + tokenizer
+    summary = wikisum.train(wikisum.TrainConfig(model="t-dmca", data="build/data", out="run"))
+
+The sub-packages are ``wikisum.pipeline`` (stage one: Beam jobs and the pure functions they
+wrap), ``wikisum.extractors`` (paragraph rankers), ``wikisum.models`` (stage two) and
+``wikisum.workflows`` (the command line). Names are imported on first use, so that
+``import wikisum`` costs neither torch nor Beam.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+
+try:
+    __version__ = metadata.version("wikisum")
+except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+    __version__ = "0+unknown"
+
+# public name -> (module, attribute in it)
+_API = {
+    "Dataset": ("wikisum.pipeline.loader", "Dataset"),
+    "Example": ("wikisum.pipeline.loader", "Example"),
+    "write_sample": ("wikisum.pipeline.sample", "write_sample"),
+    "get_extractor": ("wikisum.extractors", "get"),
+    "EXTRACTORS": ("wikisum.extractors", "NAMES"),
+    "build_model": ("wikisum.models", "build"),
+    "load_model": ("wikisum.models", "load"),
+    "MODELS": ("wikisum.models", "NAMES"),
+    "TrainConfig": ("wikisum.models.training", "TrainConfig"),
+    "train": ("wikisum.models.training", "train"),
+    "beam_search": ("wikisum.models.decoding", "beam_search"),
+    "evaluate": ("wikisum.models.evaluation", "summarize"),
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    try:
+        module, attribute = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'wikisum' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))
