@@ -10,10 +10,24 @@ with an ``__init__.py`` under one of the four) is found here without being liste
 """
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 TOP_LEVEL = ["pipeline", "extractors", "models", "workflows"]
 
+
+class BuildPy(build_py):
+    """The root folder is the package ``wikisum``, but of its own files only ``__init__.py``
+    belongs to it: this ``setup.py`` (which would run ``setup()`` on import) stays out."""
+
+    def find_package_modules(self, package, package_dir):
+        modules = super().find_package_modules(package, package_dir)
+        if package == "wikisum":
+            modules = [m for m in modules if m[1] == "__init__"]
+        return modules
+
+
 setup(
+    cmdclass={"build_py": BuildPy},
     package_dir={"wikisum": "."},
     packages=["wikisum"] + [
         f"wikisum.{name}"

@@ -74,6 +74,7 @@ from sumy.models.dom import ObjectDocumentModel, Paragraph, Sentence  # noqa: E4
 from sumy.summarizers.sum_basic import SumBasicSummarizer  # noqa: E402
 from sumy.summarizers.text_rank import TextRankSummarizer  # noqa: E402
 
+from bench import options  # noqa: E402
 from bench.machine import cpu_model  # noqa: E402
 from wikisum import extractors  # noqa: E402
 from wikisum.extractors import sumbasic  # noqa: E402
@@ -318,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="paragraph sampling seed")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="RESULTS.json",
                         help="results file (default: bench/results/extractors.json)")
-    args = parser.parse_args(argv)
+    args = options.parse(parser, argv)
     if not WIKITEXT.is_dir() or not GIGAWORD.is_file():
         parser.error(f"real data not found under {DATA}")
 

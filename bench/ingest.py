@@ -459,10 +459,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="WARC files of the many-files memory run (default: 32)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="RESULTS.json",
                         help="results file (default: bench/results/ingest.json)")
-    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from bench import options
+
+    args = options.parse(parser, argv)
     if args.articles is None:
         args.articles = 40 if args.quick else 1000
-    sys.path.insert(0, str(ROOT))
     tmp = None
     if args.work is None:
         tmp = tempfile.TemporaryDirectory(prefix="wikisum-bench-")

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -236,15 +237,17 @@ def main(argv=None) -> int:
                    help="memory budget for the longest-L search (default: %(default)s MiB)")
     p.add_argument("--timeout", type=float, default=600, help="per child process, seconds")
     p.add_argument("--gpu", action="store_true", help="the CUDA figures instead")
-    args = p.parse_args(argv)
+    from bench import options
+
+    args = options.parse(p, argv)
     if args.child:
         print(json.dumps(child_step(args.child[0], int(args.child[1]), args.threads)))
         return 0
 
     from bench.machine import cpu_model
 
-    results = {"command": "python bench/transformers.py" + (" --quick" if args.quick else "")
-               + (" --gpu" if args.gpu else ""), "cpu": cpu_model(), "threads": args.threads,
+    command = ["python", "bench/transformers.py", *(sys.argv[1:] if argv is None else argv)]
+    results = {"command": shlex.join(command), "cpu": cpu_model(), "threads": args.threads,
                "shape": SHAPE}
     if args.gpu:
         results["gpu"] = gpu_figures()
