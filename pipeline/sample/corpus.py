@@ -291,16 +291,27 @@ class Planner:
         return self.articles[(5 * j + 2) % len(self.articles)]
 
     def _hard_cases(self) -> None:
-        rng = self.rng
-        arts = self.articles
-        # The article's own Wikipedia page among its search results: every third article, one of
-        # them on the mobile host.
-        for i, a in enumerate(arts[::3]):
+        """Every case the real formats throw at ingest, each hosted by a few articles; the
+        order is fixed (it decides what the seeded generator draws for each)."""
+        for case in (self._self_pages, self._clones, self._non_html, self._legacy_encodings,
+                     self._conflicting_charset, self._truncated_record,
+                     self._not_found_and_redirects, self._empty_and_large, self._two_captures,
+                     self._url_variants, self._archived_citation, self._cited_and_searched,
+                     self._resource_record, self._missing_captures,
+                     self._unreferenced_captures, self._wet_conversions):
+            case()
+
+    def _self_pages(self) -> None:
+        """The article's own Wikipedia page among its search results: every third article, one
+        of them on the mobile host."""
+        for i, a in enumerate(self.articles[::3]):
             host = "en.m.wikipedia.org" if i == 1 else "en.wikipedia.org"
             doc = Document(wikipedia_url(a.title, host), "self", None, a.title)
             self.docs[doc.url] = doc
             a.add(doc.url, "search")
-        # Exact mirrors (clones) and near-clones (most of the lead copied).
+
+    def _clones(self) -> None:
+        """Exact mirrors (clones) and near-clones (most of the lead copied)."""
         for j in range(2):
             a = self._article(j)
             mirror = ["wikimirror", "encyclopedia-copies"][j]
@@ -311,7 +322,9 @@ class Planner:
             b = self._article(j + 2)
             near = self.page_about(b.entity, kind="near_clone", n_facts=2)
             b.add(near.url, "search")
-        # Non-HTML responses: a cited PDF and an image in the search results.
+
+    def _non_html(self) -> None:
+        """Non-HTML responses: a cited PDF and an image in the search results."""
         a = self._article(4)
         pdf = Document(f"https://www.{_slug(a.title)}-council.example/files/annual-report.pdf",
                        "non_html", headline="Annual report", outcome=NON_HTML,
@@ -322,8 +335,10 @@ class Planner:
                        outcome=NON_HTML, content_type="image/png", raw_body=pages.PNG_BYTES)
         self.docs[img.url] = img
         a.add(img.url, "search")
-        # Legacy encodings declared only in the page: windows-1252 in <meta charset>, and
-        # ISO-8859-1 in <meta http-equiv>. Their text carries accented letters.
+
+    def _legacy_encodings(self) -> None:
+        """Legacy encodings declared only in the page: windows-1252 in <meta charset>, and
+        ISO-8859-1 in <meta http-equiv>. Their text carries accented letters."""
         for j, (charset, equiv) in enumerate([("windows-1252", False), ("iso-8859-1", True)]):
             a = self._article(j, accented=True)
             doc = self.page_about(a.entity, kind="legacy_encoding", extra=[Paragraph(
@@ -331,21 +346,27 @@ class Planner:
                 "the naïve murals inside are a local favourite.", pinned=True)])
             doc.charset, doc.http_equiv, doc.content_type = charset, equiv, "text/html"
             self.cite(a, doc, style="cite web")
-        # A page whose HTTP header names the right charset and whose <meta> names a wrong one:
-        # the header wins.
+
+    def _conflicting_charset(self) -> None:
+        """A page whose HTTP header names the right charset and whose <meta> names a wrong
+        one: the header wins."""
         a = self._article(5, accented=True)
         doc = self.page_about(a.entity, kind="conflicting_charset")
         doc.meta_charset = "iso-8859-1"
         a.add(doc.url, "search")
-        # A record cut off mid-way (the end of an interrupted WARC file).
+
+    def _truncated_record(self) -> None:
+        """A record cut off mid-way (the end of an interrupted WARC file)."""
         a = self._article(6)
         doc = self.page_about(a.entity, kind="truncated")
         doc.outcome = TRUNCATED
         self.cite(a, doc)
-        # 404 and redirect responses to cited URLs.
+
+    def _not_found_and_redirects(self) -> None:
+        """404 and redirect responses to cited URLs."""
         for j in range(2):
             a = self._article(7 + j)
-            site = rng.choice(self.sites)
+            site = self.rng.choice(self.sites)
             base = f"{site.scheme}://{site.host}"
             gone = Document(f"{base}/archive/{_slug(a.title)}-{j}", "not_found", site,
                             outcome=HTTP_STATUS, status=404)
@@ -356,7 +377,9 @@ class Planner:
             moved.location = f"{site.scheme}://{site.host}/new/{_slug(a.title)}-{j}"
             self.docs[moved.url] = moved
             self.cite(a, moved, style="cite news")
-        # An empty page and a very large one.
+
+    def _empty_and_large(self) -> None:
+        """An empty page and a very large one."""
         a = self._article(9)
         empty = Document(f"https://www.{_slug(a.title)}-news.example/", "empty", None,
                          outcome=EMPTY)
@@ -365,7 +388,9 @@ class Planner:
         big = self.page_about(a.entity, kind="large")
         big.outcome = TOO_LARGE
         a.add(big.url, "search")
-        # Two captures of one URL: the later one wins and has one paragraph more.
+
+    def _two_captures(self) -> None:
+        """Two captures of one URL: the later one wins and has one paragraph more."""
         for j in range(2):
             a = self._article(10 + j)
             newer = self.page_about(a.entity, kind="two_captures")
@@ -375,7 +400,9 @@ class Planner:
                              outcome=SUPERSEDED, author=newer.author)
             self.extra_docs.append(older)
             self.cite(a, newer)
-        # URLs cited in another spelling of the captured URL.
+
+    def _url_variants(self) -> None:
+        """URLs cited in another spelling of the captured URL."""
         for j, variant in enumerate(["case_port", "fragment", "percent", "default_path"]):
             a = self._article(12 + j)
             doc = self.page_about(a.entity, kind="url_variant")
@@ -388,47 +415,59 @@ class Planner:
                 raw = doc.url + "#comments"
             elif variant == "percent":
                 # Capture URL percent-encoded, cited with the raw UTF-8 character.
-                del self.docs[doc.url]
-                doc.url = f"{scheme}://{host}/{path}/caf%C3%A9-guide"
-                self.docs[doc.url] = doc
+                self._move(doc, f"{scheme}://{host}/{path}/caf%C3%A9-guide")
                 raw = f"{scheme}://{host}/{path}/café-guide"
             else:
-                del self.docs[doc.url]
-                doc.url = f"{scheme}://{host}/"
-                self.docs[doc.url] = doc
+                self._move(doc, f"{scheme}://{host}/")
                 raw = f"{scheme}://{host.upper()}"
             self.cite(a, doc, style="cite web", raw_url=raw)
-        # A {{cite web}} with only archive-url=: the archived copy is the reference.
+
+    def _move(self, doc: Document, url: str) -> None:
+        """Serve ``doc`` at ``url`` instead of the URL it was made with."""
+        del self.docs[doc.url]
+        doc.url = url
+        self.docs[doc.url] = doc
+
+    def _archived_citation(self) -> None:
+        """A {{cite web}} with only archive-url=: the archived copy is the reference."""
         a = self._article(16)
         doc = self.page_about(a.entity, kind="archived")
-        del self.docs[doc.url]
-        doc.url = "https://web.archive.org/web/20190101000000/" + doc.url
-        self.docs[doc.url] = doc
+        self._move(doc, "https://web.archive.org/web/20190101000000/" + doc.url)
         self.cite(a, doc, style="archive")
-        # One page both cited and in the same article's search results.
+
+    def _cited_and_searched(self) -> None:
+        """One page both cited and in the same article's search results."""
         a = self._article(17)
         doc = self.page_about(a.entity)
         self.cite(a, doc)
         a.add(doc.url, "search")
-        # One page served as a WARC "resource" record (wget writes these).
+
+    def _resource_record(self) -> None:
+        """One page served as a WARC "resource" record (wget writes these)."""
         a = self._article(18)
         doc = self.page_about(a.entity, kind="resource_record")
         doc.record_type = "resource"
         self.cite(a, doc)
-        # Cited URLs that no capture provides.
+
+    def _missing_captures(self) -> None:
+        """Cited URLs that no capture provides."""
         for j in range(4):
             a = self._article(19 + j)
-            site = rng.choice(self.sites)
+            site = self.rng.choice(self.sites)
             url = f"{site.scheme}://{site.host}/lost/{_slug(a.title)}-{j}"
             doc = Document(url, "missing", site, f"Lost page about {a.title}", container="none")
             self.docs[url] = doc
             self.cite(a, doc)
-        # Captures that no article refers to (Common Crawl holds mostly those).
+
+    def _unreferenced_captures(self) -> None:
+        """Captures that no article refers to (Common Crawl holds mostly those)."""
         for j in range(3):
             e = self.entities[(3 * j) % len(self.entities)]
             doc = self.page_about(e, kind="unreferenced")
             doc.outcome = UNREFERENCED
-        # Text conversions: about one good page in twelve is in the WET file only.
+
+    def _wet_conversions(self) -> None:
+        """Text conversions: about one good page in twelve is in the WET file only."""
         ordinary = [d for d in self.docs.values() if d.kind == "page"]
         for d in ordinary[5::12]:
             d.container, d.record_type, d.content_type = "wet", "conversion", "text/plain"
