@@ -229,7 +229,8 @@ def child(spec_path: str) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     import torch
 
-    from wikisum.models import evaluation, training
+    from wikisum.models import checkpoint, evaluation, training
+    from wikisum.models.config import make_config
     from wikisum.workflows.decode import decode
 
     torch.set_num_threads(settings.threads)
@@ -237,10 +238,10 @@ def child(spec_path: str) -> int:
     options = {"preset": settings.preset, "steps": settings.steps,
                "batch_tokens": settings.batch_tokens,
                "max_input_tokens": settings.max_input_tokens, "device": settings.device}
-    config = training.make_config(name, settings.data, run, options=options,
+    config = make_config(name, settings.data, run, options=options,
                                   overrides=train_overrides(label, settings), wfe=wfe)
     summary = training.train(config)
-    loaded = training.load(run)
+    loaded = checkpoint.load(run)
     result = {"label": label, "model": name, "wfe_trained": wfe,
               "parameters": sum(p.numel() for p in loaded.model.parameters()),
               "model_config": asdict(loaded.config), "train_seconds": summary["seconds"],

@@ -32,6 +32,13 @@ def family(name: str):
     return importlib.import_module(FAMILIES[name])
 
 
+def needs_exemplars(name: str) -> bool:
+    """Whether model ``name`` reads a retrieved exemplar (``wikisum exemplars`` must have run on
+    its data): its family's ``needs_exemplars(name)`` says; a family without one reads none."""
+    check = getattr(family(name), "needs_exemplars", None)
+    return bool(check and check(name))
+
+
 def build(name: str, preset: str = "base", **overrides):
     """A freshly initialised model ``name`` of size ``preset``, any config field overridden."""
     if preset not in PRESETS:
@@ -47,11 +54,11 @@ def from_config(name: str, config: dict):
 def load(path: str, device: str = "cpu"):
     """A trained model from a run directory or checkpoint file.
 
-    See :func:`wikisum.models.training.load`.
+    See :func:`wikisum.models.checkpoint.load`.
 
     Returns a ``Loaded`` with ``.model`` (eval mode), ``.config``, ``.train_config`` and
     ``.tokenizer`` (the run's sentencepiece model).
     """
-    from wikisum.models import training
+    from wikisum.models import checkpoint
 
-    return training.load(path, device=device)
+    return checkpoint.load(path, device=device)

@@ -32,9 +32,6 @@ import pyarrow as pa
 from wikisum.models.base import Batch, make_batch
 from wikisum.pipeline.loader import Dataset, Example
 
-# Models that read a retrieved exemplar (AdaDec, AttExp; Peng et al. 2019).
-EXEMPLAR_MODELS = frozenset({"attexp", "adadec", "adadec+attexp"})
-
 # Reasons an example is skipped; each is counted.
 EMPTY_TARGET = "empty_target"
 TOO_LONG = "too_long"  # alone, its padded size exceeds the token budget
@@ -42,10 +39,6 @@ TOO_LONG = "too_long"  # alone, its padded size exceeds the token budget
 
 class CorruptShardError(RuntimeError):
     """A shard that pyarrow cannot read; the message names the file."""
-
-
-def needs_exemplars(model_name: str) -> bool:
-    return model_name in EXEMPLAR_MODELS
 
 
 @dataclass(frozen=True)

@@ -514,6 +514,12 @@ def _config(name: str, values: dict) -> RecurrentConfig:
     return RecurrentConfig(**{**values, "attexp": attexp, "adadec": adadec})
 
 
+def needs_exemplars(name: str) -> bool:
+    """Whether model ``name`` reads a retrieved exemplar (AttExp, AdaDec; Peng et al. 2019)."""
+    attexp, adadec = NAMES[name]
+    return attexp or adadec
+
+
 def build(name: str, preset: str = "base", **overrides) -> RecurrentSummarizer:
     """A freshly initialised model ``name`` (a key of :data:`NAMES`) of size ``preset``."""
     if preset not in PRESETS:

@@ -171,6 +171,11 @@ def config_from_dict(values: dict) -> TransformerConfig:
     return TransformerConfig(**values)
 
 
+def needs_exemplars(name: str) -> bool:
+    """No model of this family reads a retrieved exemplar."""
+    return False
+
+
 def build(name: str, preset: str = "base", **overrides) -> nn.Module:
     """A freshly initialised ``name`` model of size ``preset``, any config field overridden.
 

@@ -100,22 +100,24 @@ def decode(run: str, split: str, out: str, *, beam: int = 4, alpha: float = 0.6,
     ``search`` replaces :func:`default_search` (tests); ``factory`` the model registry.
     """
     from wikisum import models
-    from wikisum.models import training
-    from wikisum.models.batching import needs_exemplars, prepare, read_examples, to_batch
+    from wikisum.models import checkpoint, runtime
+    from wikisum.models.batching import prepare, read_examples, to_batch
+    from wikisum.models.training import exemplars_needed
     from wikisum.pipeline.loader import Dataset
 
     for name, value in (("--beam", beam), ("--batch-size", batch_size), ("--max-len", max_len),
                         ("--limit", 1 if limit is None else limit)):
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
-    loaded = training.load(run, str(training.resolve_device(device)), factory or models)
+    loaded = checkpoint.load(run, str(runtime.resolve_device(device)), factory or models)
     model, tokenizer, config = loaded.model, loaded.tokenizer, loaded.train_config
     dataset = Dataset(data or config.data)
     eos_id = int(dataset.special_ids["eos"])
     search = search or default_search(beam=beam, alpha=alpha, max_len=max_len, min_len=min_len,
                                       wfe=wfe, eos_id=eos_id)
     examples = read_examples(dataset, split, config.extractor, config.corpus,
-                             config.max_input_tokens, needs_exemplars(loaded.name))
+                             config.max_input_tokens,
+                             exemplars_needed(factory or models, loaded.name))
     if limit is not None:
         examples = islice(examples, limit)
     device_ = next(model.parameters()).device

@@ -74,14 +74,15 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from wikisum.models import training  # imports torch: only when training
     from wikisum.models.batching import CorruptShardError
+    from wikisum.models.config import make_config
 
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
                "extractor": args.extractor, "corpus": args.corpus,
                "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
                "device": args.device}
     try:
-        config = training.make_config(args.model, args.data, args.out, file=args.config,
-                                      options=options, overrides=args.overrides, wfe=args.wfe)
+        config = make_config(args.model, args.data, args.out, file=args.config,
+                             options=options, overrides=args.overrides, wfe=args.wfe)
         summary = training.train(config)
     except (training.NonFiniteLoss, CorruptShardError, FileNotFoundError,
             ValueError) as exc:

@@ -69,7 +69,7 @@ def test_train_writes_a_self_contained_resumable_run(trained):
 
 
 def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
-    from wikisum.models import training
+    from wikisum.models import checkpoint
     from wikisum.models.batching import prepare, read_examples, to_batch
     from wikisum.pipeline.loader import Dataset
 
@@ -80,7 +80,7 @@ def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
                      "--device", "cpu"]) == 0
     records = lines(preds)
     assert str(preds) in capsys.readouterr().out
-    loaded = training.load(str(run))
+    loaded = checkpoint.load(str(run))
     examples = list(read_examples(Dataset(str(data)), "test", "tfidf", "combined", 64))
     examples = [ex for ex in examples if ex.targets][:3]
     assert [r["id"] for r in records] == [ex.id for ex in examples]
@@ -112,7 +112,7 @@ def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
 
 
 def test_help_shows_train_config_defaults(capsys):
-    from wikisum.models.training import TrainConfig
+    from wikisum.models.config import TrainConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     for key, shown in train_command.SHOWN_DEFAULTS.items():

@@ -1,0 +1,138 @@
+"""Checkpoints of a run, and loading a trained model from one.
+
+A run directory holds everything needed to use the model::
+
+    RUN/config.json             model name, model config, train config, dataset special ids
+    RUN/vocab.model             the sentencepiece model of the data, copied
+    RUN/checkpoints/step-N.pt   the last ``keep_checkpoints`` checkpoints
+    RUN/log.jsonl               one JSON object a line: training steps, dev perplexity, events
+    RUN/summary.json            what :func:`wikisum.models.training.train` returned last
+    RUN/tensorboard/            the same scalars, when ``torch.utils.tensorboard`` imports
+
+A checkpoint holds the model, optimizer and scheduler, the step, the RNG states (python, numpy,
+torch, CUDA) of every rank and the data position (epoch, batches and examples taken), so a run
+killed after step k and started again with the same ``--out`` trains steps k+1.. exactly as an
+uninterrupted run would (bit for bit on CPU; see :class:`wikisum.models.batching.BatchStream`).
+Files are written to a temporary name and renamed, so a reader sees the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from wikisum import models
+from wikisum.models.config import TrainConfig
+from wikisum.pipeline import vocab
+
+CHECKPOINT_FORMAT = 1
+CHECKPOINT_RE = re.compile(r"^step-(\d+)\.pt$")
+
+
+def checkpoints(run: str) -> list[tuple[int, Path]]:
+    """(step, path) of the run's checkpoints, oldest first."""
+    folder = Path(run) / "checkpoints"
+    found = []
+    if folder.is_dir():
+        for path in folder.iterdir():
+            m = CHECKPOINT_RE.match(path.name)
+            if m:
+                found.append((int(m.group(1)), path))
+    return sorted(found)
+
+
+def latest_checkpoint(run: str) -> Path | None:
+    found = checkpoints(run)
+    return found[-1][1] if found else None
+
+
+def save_atomically(obj: Any, path: Path) -> None:
+    """torch.save to a temporary file in the same folder, then rename: a reader (or a resumed
+    run) sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_checkpoint(path: Path, device: str | torch.device = "cpu") -> dict:
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # torch raises many kinds (pickle, zip, runtime) for a bad file
+        raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a wikisum checkpoint (format {CHECKPOINT_FORMAT})")
+    return state
+
+
+def rng_state() -> dict:
+    np_state = np.random.get_state()
+    state = {"python": random.getstate(), "torch": torch.get_rng_state(),
+             "numpy": (np_state[0], np_state[1].tolist(), *np_state[2:])}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(_as_tuples(state["python"]))
+    torch.set_rng_state(state["torch"].cpu())
+    kind, keys, *rest = state["numpy"]
+    np.random.set_state((kind, np.array(keys, dtype=np.uint32), *rest))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
+
+
+def _as_tuples(value):
+    return tuple(_as_tuples(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+@dataclass
+class Loaded:
+    model: torch.nn.Module  # eval mode
+    name: str
+    config: Any  # the model config dataclass
+    train_config: TrainConfig
+    tokenizer: Any  # sentencepiece.SentencePieceProcessor of the run
+    step: int
+    checkpoint: Path
+    run: Path
+
+
+def load(path: str, device: str = "cpu", factory=models) -> Loaded:
+    """A trained model from a run directory (its latest checkpoint) or a checkpoint file."""
+    path_ = Path(path)
+    if path_.is_dir():
+        ckpt = latest_checkpoint(str(path_))
+        if ckpt is None:
+            raise FileNotFoundError(f"no checkpoint in {path_ / 'checkpoints'}: has `wikisum "
+                                    f"train --out {path}` saved one yet?")
+        run = path_
+    elif path_.is_file():
+        ckpt, run = path_, path_.parent.parent
+    else:
+        raise FileNotFoundError(f"{path} is neither a run directory nor a checkpoint file")
+    state = read_checkpoint(ckpt, device)
+    model = factory.from_config(state["model_name"], state["model_config"])
+    model.load_state_dict(state["model"])
+    model.to(device).eval()
+    vocab_path = run / "vocab.model"
+    if not vocab_path.is_file():
+        raise FileNotFoundError(f"{vocab_path} not found: a run directory holds its vocabulary")
+    return Loaded(model, state["model_name"], model.config,
+                  TrainConfig.from_dict(state["train_config"]), vocab.load(str(vocab_path)),
+                  state["step"], ckpt, run)

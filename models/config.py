@@ -1,0 +1,321 @@
+"""Training configuration: :class:`TrainConfig` and how it is made from a config file, flags
+and ``key=value`` overrides, each value typed against the field it sets.
+
+    config = make_config("t-dmca", "build/data", "runs/t-dmca", options={"preset": "tiny"},
+                         overrides=["lr=5e-4", "model.dropout=0.2"])
+
+A setting goes to the train config or to the model config (``model.X`` / ``train.X`` say which
+where a name is in both); an unknown name is an error with the closest known names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import types
+import typing
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from wikisum import models
+
+PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run: an unknown key, a value of the wrong type, a file
+    that does not parse. The message names the key, value or file."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on. Lengths are in subword tokens."""
+
+    model: str  # a name of the models registry (models.NAMES)
+    data: str  # a dataset directory (`wikisum build` / `rank` / `convert-pairs`)
+    out: str  # the run directory
+    preset: str = "base"  # model size: tiny | base | paper
+    model_overrides: dict[str, Any] = field(default_factory=dict)  # model config fields
+    steps: int = 20000  # optimizer updates in all
+    stop_after: int | None = None  # stop after this many updates in this invocation (resumable)
+    # Data (the paper's defaults: tf-idf ranking of the combined corpus).
+    extractor: str = "tfidf"
+    corpus: str = "combined"
+    max_input_tokens: int = 500  # L
+    max_target_tokens: int | None = None  # cut targets to this length (None: whole leads)
+    batch_tokens: int = 4096  # budget of a batch: rows x (longest source + target + exemplar)
+    shuffle_buffer: int = 2000  # examples
+    sort_pool: int = 1000  # examples sorted by length together before packing into batches
+    # Optimisation.
+    lr: float = 1e-3  # peak learning rate, reached at the end of warmup
+    warmup_steps: int = 4000
+    adam_betas: tuple[float, float] = (0.9, 0.98)
+    adam_eps: float = 1e-9
+    weight_decay: float = 0.0
+    clip_norm: float = 1.0  # global gradient norm; 0 disables clipping
+    accumulate: int = 1  # batches per update
+    seed: int = 0
+    # Bookkeeping.
+    log_every: int = 50  # updates
+    eval_every: int = 1000  # updates between dev perplexities (also at the last step); 0: never
+    dev_examples: int | None = 500  # dev examples per evaluation (None: the whole split)
+    checkpoint_every: int = 1000  # updates (and always at the end of an invocation)
+    keep_checkpoints: int = 5
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
+    tensorboard: bool = True  # also write RUN/tensorboard when torch.utils.tensorboard imports
+
+    def __post_init__(self):
+        self.adam_betas = tuple(self.adam_betas)
+        self.model_overrides = dict(self.model_overrides)
+        positive = ("steps", "max_input_tokens", "batch_tokens", "sort_pool", "warmup_steps",
+                    "accumulate", "log_every", "checkpoint_every", "keep_checkpoints")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("shuffle_buffer", "eval_every", "clip_norm", "weight_decay", "adam_eps"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
+        for name in ("stop_after", "max_target_tokens", "dev_examples"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be at least 1 (or null), got {value}")
+        if not self.lr > 0:
+            raise ConfigError(f"lr must be positive, got {self.lr}")
+        if self.preset not in models.PRESETS:
+            raise ConfigError(f"unknown preset {self.preset!r}; choose from "
+                              f"{', '.join(models.PRESETS)}")
+
+    @classmethod
+    def from_dict(cls, values: dict) -> TrainConfig:
+        """From :func:`dataclasses.asdict` output (a checkpoint, config.json); keys this version
+        does not know are dropped."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+def parse_value(raw: str) -> Any:
+    """A key=value value as a JSON value, else a YAML scalar, else the string itself.
+
+    JSON first so that ``1e-3`` is a number (YAML 1.1 reads it as a string).
+    """
+    try:
+        return json.loads(raw)
+    except ValueError:
+        pass
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+    return value if isinstance(value, str | int | float | bool) or value is None else raw
+
+
+def read_config_file(path: str) -> dict[str, Any]:
+    """A mapping from a .yaml/.yml, .toml or .json file, flattened: ``model: {dropout: 0.1}``
+    becomes ``{"model.dropout": 0.1}``, ``train: {lr: 1e-3}`` becomes ``{"train.lr": 1e-3}``;
+    ``model: t-dmca`` stays the model name."""
+    parsers = {".yaml": yaml.safe_load, ".yml": yaml.safe_load, ".json": json.loads,
+               ".toml": lambda text: _toml().loads(text)}
+    suffix = Path(path).suffix.lower()
+    if suffix not in parsers:
+        raise ConfigError(f"config file {path}: unknown format {suffix!r}; use .yaml, .yml, "
+                          ".toml or .json")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    try:
+        values = parsers[suffix](text)
+    except ConfigError:
+        raise
+    except (yaml.YAMLError, ValueError) as exc:  # JSONDecodeError, TOMLDecodeError: ValueErrors
+        raise ConfigError(f"config file {path} does not parse: {exc}") from exc
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of settings, not "
+                          f"{type(values).__name__}")
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in ("model", "train") and isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+def _toml():
+    try:
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError as exc:
+            raise ConfigError("TOML config files need Python 3.11+ (or the tomli package)"
+                              ) from exc
+    return tomllib
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def coerce(key: str, value: Any, hint: Any) -> Any:
+    """``value`` as the type ``hint`` (int, float, bool, str, X | None, tuple, list, dict), or a
+    :class:`ConfigError` naming ``key``. Integers become floats where a float is expected and
+    whole floats (``1e3``) ints where an int is; nothing else is converted."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or hint is None:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        for arg in (a for a in args if a is not type(None)):
+            with contextlib.suppress(ConfigError):
+                return coerce(key, value, arg)
+        raise ConfigError(f"{key}={value!r}: expected {_type_name(hint)}")
+    target = origin or hint
+    ok = False
+    if target is bool:
+        ok = isinstance(value, bool)
+    elif target is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif target is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif target is str:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        ok = isinstance(value, str)
+    elif target in (tuple, list):
+        ok = isinstance(value, list | tuple)
+        if ok and args:
+            items = args if target is tuple and Ellipsis not in args else [args[0]] * len(value)
+            if len(items) != len(value):
+                raise ConfigError(f"{key}={value!r}: expected {len(items)} values")
+            value = target(coerce(key, v, a) for v, a in zip(value, items, strict=True))
+        elif ok:
+            value = target(value)
+    elif target is dict:
+        ok = isinstance(value, dict)
+    else:
+        return value
+    if not ok:
+        raise ConfigError(f"{key}={value!r}: expected {_type_name(hint)}")
+    return value
+
+
+def field_types(config_class: type) -> dict[str, Any]:
+    """name -> type hint of a config dataclass's fields (``Any`` where the hint does not
+    resolve)."""
+    try:
+        hints = typing.get_type_hints(config_class)
+    except (NameError, TypeError):
+        hints = {}
+    return {f.name: hints.get(f.name, Any) for f in fields(config_class)}
+
+
+TRAIN_FIELDS = {k: v for k, v in field_types(TrainConfig).items() if k != "model_overrides"}
+
+
+def split_settings(settings: dict[str, Any], model_fields: dict[str, Any]
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Route each setting to the train config or the model config, typed.
+
+    ``model.X`` and ``train.X`` name their config; a plain name goes to the one config that has
+    such a field (a name in both, or in neither, is an error saying what to write instead).
+    """
+    train: dict[str, Any] = {}
+    model: dict[str, Any] = {}
+    for key, value in settings.items():
+        scope, _, name = key.rpartition(".")
+        if scope == "model":
+            if name not in model_fields:
+                raise ConfigError(_unknown(key, name, model_fields, "model config"))
+            model[name] = coerce(key, value, model_fields[name])
+        elif scope == "train":
+            if name not in TRAIN_FIELDS:
+                raise ConfigError(_unknown(key, name, TRAIN_FIELDS, "TrainConfig"))
+            train[name] = coerce(key, value, TRAIN_FIELDS[name])
+        elif scope:
+            raise ConfigError(f"{key}: only model.<field> and train.<field> are qualified names")
+        elif name in TRAIN_FIELDS and name in model_fields:
+            raise ConfigError(f"{key} is both a TrainConfig and a model config field: write "
+                              f"train.{key} or model.{key}")
+        elif name in TRAIN_FIELDS:
+            train[name] = coerce(key, value, TRAIN_FIELDS[name])
+        elif name in model_fields:
+            model[name] = coerce(key, value, model_fields[name])
+        else:
+            raise ConfigError(_unknown(key, name, {**TRAIN_FIELDS, **model_fields},
+                                       "TrainConfig or the model config"))
+    return train, model
+
+
+def _unknown(key: str, name: str, known: Iterable[str], where: str) -> str:
+    close = difflib.get_close_matches(name, list(known), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
+    return f"unknown setting {key!r}: no field {name!r} in {where}{hint}"
+
+
+def probe_config(name: str, preset: str, factory=models):
+    """The config of model ``name`` at ``preset``, from a model built on the meta device (no
+    weights allocated; a small CPU model if the family cannot build on meta)."""
+    try:
+        with torch.device("meta"):
+            return factory.build(name, preset, vocab_size=PROBE_VOCAB).config
+    except (RuntimeError, NotImplementedError):
+        return factory.build(name, preset, vocab_size=PROBE_VOCAB).config
+
+
+def model_field_types(config) -> dict[str, Any]:
+    """name -> type hint of a model config's fields, falling back to the type of its value."""
+    hints = field_types(type(config))
+    for name, hint in hints.items():
+        value = getattr(config, name)
+        if hint is Any and value is not None:
+            hints[name] = type(value)
+    return hints
+
+
+def make_config(model: str | None = None, data: str | None = None, out: str | None = None, *,
+                file: str | None = None, options: dict[str, Any] | None = None,
+                overrides: Iterable[str] = (), wfe: bool = False, factory=models) -> TrainConfig:
+    """A :class:`TrainConfig` from, in increasing precedence: a config ``file``, ``options``
+    (fields given as flags; None values are ignored), ``model``/``data``/``out``, then
+    ``key=value`` ``overrides`` (values parsed by :func:`parse_value`). ``wfe`` turns on the
+    model's word-frequency estimator."""
+    settings: dict[str, Any] = read_config_file(file) if file else {}
+    settings.update({k: v for k, v in (options or {}).items() if v is not None})
+    settings.update({k: v for k, v in (("model", model), ("data", data), ("out", out))
+                     if v is not None})
+    for item in overrides:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"{item!r} is not a key=value setting")
+        settings[key.strip()] = parse_value(raw.strip())
+    name = settings.get("model", settings.get("train.model"))
+    if not isinstance(name, str):
+        raise ConfigError("no model: give --model NAME or `model: NAME` in the config file")
+    preset = settings.get("preset", settings.get("train.preset", "base"))
+    if preset not in models.PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(models.PRESETS)}")
+    model_config = probe_config(name, preset, factory)
+    train, model_values = split_settings(settings, model_field_types(model_config))
+    if wfe:
+        if not hasattr(model_config, "wfe"):
+            raise ConfigError(f"model {name!r} has no word-frequency estimator (no wfe field)")
+        model_values["wfe"] = True
+    for required in ("data", "out"):
+        if required not in train:
+            raise ConfigError(f"no {required}: give --{required} or `{required}:` in the config "
+                              "file")
+    return TrainConfig(**train, model_overrides=model_values)
