@@ -1,10 +1,9 @@
-"""``wikisum ingest``: readers, cleaning and join functions, Beam transforms, and the whole job
-on the generated sample corpus checked against its manifest."""
+"""``wikisum ingest``: the join functions, Beam transforms, and the whole job on the generated
+sample corpus checked against its manifest."""
 
 from __future__ import annotations
 
 import bz2
-import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,16 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
+from builders import DUMP, reference
 
 from wikisum.pipeline import ingest, schemas
-from wikisum.pipeline.articles import page_to_article
-from wikisum.pipeline.dumps import DumpError, RawPage, iter_pages
-from wikisum.pipeline.records import Article, Link, Reference, split_of
-from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from wikisum.pipeline.records import Link
 from wikisum.pipeline.urls import normalize_url
-from wikisum.pipeline.warcs import Capture, WarcError, iter_records
 from wikisum.workflows import cli
 
 # Manifest outcome of a bad record -> the reason ingest gives it.
@@ -32,211 +26,11 @@ BAD_RECORD_REASON = {"non_html": "non_html", "truncated": "truncated",
                      "too_large": "too_large"}
 
 # --------------------------------------------------------------------------------------------
-# Readers
-
-
-DUMP = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11">
-  <page><title>Alpha</title><ns>0</ns><id>1</id>
-    <revision><id>10</id><text>'''Alpha''' is a letter.</text></revision></page>
-  <page><title>Beta</title><ns>0</ns><id>2</id><redirect title="Alpha" />
-    <revision><id>11</id><text>#REDIRECT [[Alpha]]</text></revision></page>
-  <page><title>Talk:Alpha</title><ns>1</ns><id>3</id>
-    <revision><id>12</id><text>chat</text></revision></page>
-</mediawiki>
-"""
-
-
-def test_dump_pages_stream_in_order_with_namespace_and_redirect():
-    pages = list(iter_pages(io.BytesIO(DUMP.encode("utf-8"))))
-    assert [(p.page_id, p.title, p.ns, p.redirect, p.position) for p in pages] == [
-        (1, "Alpha", 0, None, 0), (2, "Beta", 0, "Alpha", 1), (3, "Talk:Alpha", 1, None, 2)]
-    assert pages[0].text == "'''Alpha''' is a letter."
-
-
-def test_dump_in_utf16_with_bom_reads_like_utf8():
-    text = DUMP.replace("Alpha", "Ålpha")
-    pages = list(iter_pages(io.BytesIO(text.encode("utf-16"))))
-    assert [p.title for p in pages] == ["Ålpha", "Beta", "Talk:Ålpha"]
-
-
-def test_truncated_dump_yields_pages_before_the_error():
-    cut = DUMP.encode()[: DUMP.index("<page><title>Talk")]
-    reader = iter_pages(io.BytesIO(cut + b"<page><title>Broken</ti"))
-    assert [p.title for p in [next(reader), next(reader)]] == ["Alpha", "Beta"]
-    with pytest.raises(DumpError) as err:
-        next(reader)
-    assert err.value.pages_read == 2
-
-
-def _warc(records: list[tuple[str, int, str, bytes]]) -> bytes:
-    buf = io.BytesIO()
-    writer = WARCWriter(buf, gzip=True)
-    for url, status, ctype, body in records:
-        headers = StatusAndHeaders(f"{status} X", [("Content-Type", ctype),
-                                                   ("Content-Length", str(len(body)))],
-                                   protocol="HTTP/1.1")
-        writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body),
-                                                      http_headers=headers))
-    return buf.getvalue()
-
-
-def test_warc_records_with_offsets_and_truncation():
-    data = _warc([("http://a.example/", 200, "text/html", b"<p>one</p>"),
-                  ("http://b.example/", 404, "text/html", b"gone")])
-    whole = list(iter_records(io.BytesIO(data), "f.warc.gz", max_bytes=1000))
-    assert [(c.url, c.status, c.body, c.truncated) for c in whole] == [
-        ("http://a.example/", 200, b"<p>one</p>", False), ("http://b.example/", 404, b"gone",
-                                                           False)]
-    assert whole[0].offset == 0 and whole[1].offset > 0
-    second = data[whole[1].offset:]
-    last = list(iter_records(io.BytesIO(data[: whole[1].offset] + second[: len(second) * 2 // 3]),
-                             "f", max_bytes=1000))[-1]
-    assert last.truncated or last.body != b"gone"
-
-
-def test_warc_payload_over_the_limit_is_marked_too_large():
-    data = _warc([("http://a.example/", 200, "text/html", b"x" * 500)])
-    (cap,) = iter_records(io.BytesIO(data), "f", max_bytes=100)
-    assert cap.too_large and cap.body == b""
-
-
-def test_garbage_after_records_raises_with_offset():
-    data = _warc([("http://a.example/", 200, "text/html", b"<p>one</p>")])
-    reader = iter_records(io.BytesIO(data + b"\x1f\x8bnot gzip at all"), "f", max_bytes=100)
-    assert isinstance(next(reader), Capture)
-    with pytest.raises(WarcError):
-        list(reader)
-
-
-# --------------------------------------------------------------------------------------------
-# Pure functions
-
-PAGE = ("'''Kestrel Works''' is a [[mill]] in [[Ostrania]].<ref>{{cite web "
-        "|url=HTTP://Example.COM:80/a#x |title=A}}</ref> It grinds corn.<ref>http://b.example/p"
-        "</ref>\n\n== History ==\nBuilt in 1801.<ref>{{cite web |url=http://example.com/a}}</ref>")
-
-
-def test_page_to_article_keeps_lead_and_normalised_citations():
-    article = page_to_article(RawPage(7, "Kestrel Works", 0, None, PAGE, 0), "dump.xml")
-    assert isinstance(article, Article)
-    assert article.lead == "Kestrel Works is a mill in Ostrania. It grinds corn."
-    assert article.citation_urls == ("http://example.com/a", "http://b.example/p")
-    assert [s.title for s in article.sections] == ["History"]
-    assert article.url == "https://en.wikipedia.org/wiki/Kestrel_Works"
-
-
-@pytest.mark.parametrize("page,reason", [
-    (RawPage(1, "Talk:X", 1, None, "text", 0), "non_article_namespace"),
-    (RawPage(1, "X", 0, "Y", "#REDIRECT [[Y]]", 0), "redirect"),
-    (RawPage(1, "X", 0, None, "#redirect [[Y]]", 0), "redirect"),
-    (RawPage(1, "X", 0, None, "'''X''' may be:\n* [[X (a)]]\n{{disambiguation}}", 0),
-     "disambiguation"),
-    (RawPage(1, "X", 0, None, "{{Infobox x}}\n== History ==\nText.", 0), "empty_lead"),
-])
-def test_pages_that_are_not_articles_have_a_reason(page, reason):
-    assert page_to_article(page, "dump.xml") == reason
-
-
-def _cap(body: bytes, *, status=200, ctype="text/html; charset=utf-8", url="http://a.example/x",
-         rtype="response", truncated=False, too_large=False) -> Capture:
-    return Capture(url, "f.warc.gz", 0, "<id>", rtype, "2020-01-01T00:00:00Z", status, ctype,
-                   body, truncated, too_large)
-
-
-PROSE = ("<html><body><nav><a>Home</a> <a>News</a></nav><main><article><h1>On mills</h1>"
-         "<p>The Kestrel Works mill has ground corn on the river since 1801, and it still runs "
-         "on water power today.</p><p>Visitors can watch the millers at work every Saturday "
-         "morning in summer.</p></article></main><footer>Copyright 2021</footer></body></html>")
-
-
-def test_clean_capture_keeps_prose_paragraphs_only():
-    cleaned = clean_capture(_cap(PROSE.encode()))
-    assert cleaned.reference.paragraphs == (
-        "The Kestrel Works mill has ground corn on the river since 1801, and it still runs on "
-        "water power today.",
-        "Visitors can watch the millers at work every Saturday morning in summer.")
-    assert cleaned.reference.url == "http://a.example/x"
-    assert cleaned.paragraphs["kept"] == 2 and sum(cleaned.paragraphs.values()) >= 3
-
-
-@pytest.mark.parametrize("cap,reason", [
-    (_cap(PROSE.encode(), status=404), "http_status"),
-    (_cap(PROSE.encode(), status=301), "http_status"),
-    (_cap(b"%PDF-1.4 ...", ctype="application/pdf"), "non_html"),
-    (_cap(b"\x89PNG\r\n", ctype="image/png"), "non_html"),
-    (_cap(PROSE.encode(), truncated=True), "truncated"),
-    (_cap(b"", too_large=True), "too_large"),
-    (_cap(b"<html><body></body></html>"), "empty_text"),
-    (_cap(b"<html><body><p>Home | News</p></body></html>"), "empty_text"),
-    (_cap(PROSE.encode(), url="mailto:someone@example.com"), "bad_url"),
-    (_cap(b"\x00\x01\x02\x03" * 100, ctype="text/html"), "decode_error"),
-])
-def test_clean_capture_drop_reasons(cap, reason):
-    cleaned = clean_capture(cap)
-    assert cleaned.reference is None and cleaned.reason == reason
-
-
-def test_clean_capture_uses_wet_text_as_is():
-    text = ("Menu | Home\nThe Kestrel Works mill has ground corn on the river since 1801, and "
-            "it still runs.\n")
-    cleaned = clean_capture(_cap(text.encode(), rtype="conversion", ctype="text/plain"))
-    assert cleaned.reference.paragraphs == (text.splitlines()[1],)
-    assert cleaned.reference.container == "wet"
-
-
-def test_clean_capture_respects_page_size_limit():
-    cleaned = clean_capture(_cap(PROSE.encode()), CleanConfig(max_page_bytes=100))
-    assert cleaned.reason == "too_large"
-
-
-def _ref(url, date, container="warc", source_file="f", offset=0, text="p") -> Reference:
-    return Reference(url, source_file, offset, f"<{date}{offset}>", date, container, (text,))
-
-
-def test_pick_capture_prefers_latest_then_warc_then_position():
-    old = _ref("u", "2019-01-01T00:00:00Z")
-    new_wet = _ref("u", "2020-01-01T00:00:00Z", container="wet")
-    new_warc = _ref("u", "2020-01-01T00:00:00Z", source_file="z")
-    for order in ([old, new_wet, new_warc], [new_warc, old, new_wet]):
-        keep, rest = pick_capture(order)
-        assert keep == new_warc and sorted(rest, key=str) == sorted([old, new_wet], key=str)
-
-
-def test_attach_drops_self_and_clones_and_orders_citations_first():
-    lead = "The Kestrel Works is a water mill on the Oder river built in 1801."
-    art = Article(1, "Kestrel Works", "https://en.wikipedia.org/wiki/Kestrel_Works", lead, (),
-                  ("http://c.example/", "http://d.example/"), "dump")
-    found = [
-        (Link(1, "search", 0), _ref("https://en.m.wikipedia.org/wiki/Kestrel_Works", "d",
-                                    text="anything")),
-        (Link(1, "search", 1), _ref("http://mirror.example/k", "d", text=lead)),
-        (Link(1, "search", 2), _ref("http://s.example/", "d", text="Unrelated words here.")),
-        (Link(1, "citation", 1), _ref("http://d.example/", "d", text="A mill of note.")),
-        (Link(1, "citation", 0), _ref("http://c.example/", "d", text="Corn is ground.")),
-        (Link(1, "search", 3), _ref("http://c.example/", "d", text="Corn is ground.")),
-    ]
-    kept, dropped = attach(art, found, clone_threshold=0.5)
-    assert [(a.url, a.source, a.sources) for a in kept] == [
-        ("http://c.example/", "citation", ("citation", "search")),
-        ("http://d.example/", "citation", ("citation",)),
-        ("http://s.example/", "search", ("search",))]
-    assert [(u, r) for u, r, _ in dropped] == [
-        ("http://mirror.example/k", "clone"),
-        ("https://en.m.wikipedia.org/wiki/Kestrel_Works", "self")]
-
-
-def test_split_is_stable_and_roughly_80_10_10():
-    splits = Counter(split_of(f"Article {i}") for i in range(5000))
-    assert split_of("Article 1") == split_of("Article 1")
-    assert 3800 < splits["train"] < 4200 and 350 < splits["dev"] < 650
-
-
-# --------------------------------------------------------------------------------------------
 # Transforms
 
 
 def test_join_keeps_one_capture_per_url():
-    old, new = _ref("u", "2019-01-01T00:00:00Z"), _ref("u", "2020-01-01T00:00:00Z")
+    old, new = reference("u", "2019-01-01T00:00:00Z"), reference("u", "2020-01-01T00:00:00Z")
     link = Link(1, "citation", 0)
     with BeamTestPipeline() as p:
         out = ({"links": p | "L" >> beam.Create([("u", ("u", link))]),
@@ -251,7 +45,7 @@ def test_join_keeps_one_capture_per_url():
 
 
 def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
-    ref_a, ref_b = _ref("a", "d"), _ref("b", "d")
+    ref_a, ref_b = reference("a", "d"), reference("b", "d")
     links = [("a", Link(1, "citation", 0)), ("a", Link(2, "search", 0)),
              ("c", Link(1, "citation", 1)), ("d", Link(2, "search", 1))]
     with BeamTestPipeline() as p:

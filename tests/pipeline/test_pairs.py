@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from builders import convert, sentences, write_pairs
 
 from wikisum.pipeline import loader, pairs, schemas, vocab
 from wikisum.workflows import cli
-
-WORDS = ("the minister said on monday that talks with rebels would resume in the capital after "
-         "police reported clashes near border towns while shares fell sharply as oil prices "
-         "rose and officials warned of new floods").split()
-
-
-def sentences(n: int, seed: int, low: int, high: int) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))) for _ in range(n)]
-
-
-def write_pairs(folder: Path, name: str, sources: list[str], targets: list[str]) -> tuple[str, str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    source, target = folder / f"{name}.article.txt", folder / f"{name}.title.txt"
-    source.write_text("".join(line + "\n" for line in sources))
-    target.write_text("".join(line + "\n" for line in targets))
-    return str(source), str(target)
-
-
-def convert(source: str, target: str, split: str, out: Path, *extra: str) -> int:
-    return cli.main(["convert-pairs", "--source", source, "--target", target, "--split", split,
-                     "--out", str(out), *extra])
 
 
 def rows(out: Path, split: str) -> list[dict]:
