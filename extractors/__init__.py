@@ -1,5 +1,10 @@
 """Paragraph extractors: rank a WikiSum article's reference paragraphs (stage one, part two).
 
+"Extractor" is the paper's word (Liu et al. call this stage extractive): these are paragraph
+*rankers*. Turning a web page into its main text, which datatrove and trafilatura call
+extraction, happens before, in ``wikisum.pipeline.webtext``; every extractor here sees the
+same normalised, filtered paragraphs and returns an order of them, never text.
+
 One file per extractor, all behind the interface of ``wikisum.extractors.base.Extractor``:
 ``rank(title, paragraphs, target=None, sources=None) -> list[int]``, an order of the paragraphs'
 indices, best first, ties in original order. ``REGISTRY`` maps each name to a factory::

@@ -4,6 +4,10 @@ Three steps, each a pure function: `decode_body` turns a captured body into text
 `extract_main_text` keeps the page's main content (trafilatura), and `split_paragraphs` with
 `paragraph_drop_reason` cut it into the paragraphs the extractors rank.
 
+This is what datatrove and trafilatura call *extraction* (a page's main text). The paper's
+*extractors* (``wikisum.extractors``) come after it: they rank an article's reference
+paragraphs, they do not read pages.
+
 The module is not called `html` so that it can never shadow the standard library's `html`.
 """
 

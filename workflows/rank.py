@@ -8,17 +8,20 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from wikisum import extractors
 from wikisum.extractors import learned
 from wikisum.pipeline import ingest, rank, shards
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
-DESCRIPTION = """\
+# Every registered extractor, so that a new one is listed without editing this text.
+RANKERS = ", ".join(name for name in extractors.NAMES if name != "learned")
+DESCRIPTION = f"""\
 Tokenise every article (title, lead, each reference paragraph) once with the vocabulary and
-rank its paragraphs with every extractor (identity, tfidf, textrank, sumbasic, cheating, and
+rank its paragraphs with every extractor ({RANKERS}, and
 learned when a model is given or trained) on every corpus (citations, search, combined).
 
 Outputs in --out:
-  {train,dev,test}-NNNNN-of-NNNNN.parquet   one row per article (schema: docs/data.md)
+  {{train,dev,test}}-NNNNN-of-NNNNN.parquet   one row per article (schema: docs/data.md)
   dataset.json                              vocabulary, special ids, extractors, row counts
   learned.pkl                               the learned extractor, with --train-learned
   rank_dead_letters/                        articles an extractor failed on

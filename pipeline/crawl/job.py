@@ -1,0 +1,243 @@
+"""The crawl as a Beam job: read URL lists, skip what earlier runs settled, group by host, fetch
+with :class:`~wikisum.pipeline.crawl.fetch.Crawler`, write the outcome log and summary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, replace
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import TaggedOutput
+
+from wikisum.pipeline import schemas, shards
+from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
+from wikisum.pipeline.crawl.fetch import Crawler
+from wikisum.pipeline.crawl.records import (
+    FAILED,
+    OUTCOMES,
+    REFUSED,
+    SKIPPED,
+    CrawlConfig,
+    Outcome,
+    new_run_id,
+    utc_now,
+)
+from wikisum.pipeline.crawl.writer import WarcSink
+from wikisum.pipeline.ingest import expand_patterns
+from wikisum.pipeline.records import stable_hash
+
+log = logging.getLogger("wikisum.crawl")
+
+LOG_GLOB = "crawl_log-*.parquet"
+
+
+IN = "input"  # tallies of what was read: line, ignored, duplicate, url
+TALLY = "tally"
+WARC_FILES = "warc_files"
+FETCH = "fetch"
+
+
+def tally(key: str, n: int = 1) -> TaggedOutput:
+    Metrics.counter("wikisum.crawl", key).inc(n)
+    return TaggedOutput(TALLY, (key, n))
+
+
+def url_lines(lines: Iterable[str]) -> Iterator[str | None]:
+    """The lines of a URL list: each stripped line, or None for a blank line or a comment."""
+    for line in lines:
+        line = line.strip()
+        yield None if not line or line.startswith("#") else line
+
+
+class ReadUrlLines(beam.DoFn):
+    """A URL list file (plain or compressed) -> (key, raw line), key as in ``check_url``."""
+
+    def process(self, path: str):
+        with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+            # Line by line (a list may be large); Beam's compressed files have no readable(),
+            # so no TextIOWrapper.
+            lines = (raw.decode("utf-8", errors="replace") for raw in iter(f.readline, b""))
+            for line in url_lines(lines):
+                if line is None:
+                    yield tally(f"{IN}:ignored")
+                    continue
+                yield tally(f"{IN}:line")
+                yield check_url(line)[0], line
+
+
+def read_done(path: str):
+    """An earlier run's log -> (url, True) for every URL it settled (``is_done``)."""
+    for row in shards.iter_rows([path], columns=["url", "outcome", "status"]):
+        if is_done(row["outcome"], row["status"]):
+            yield row["url"], True
+
+
+class Plan(beam.DoFn):
+    """CoGroupByKey(url) of the lines read and earlier outcomes -> one outcome now (skipped,
+    refused(scheme), failed(invalid_url)), or (host, url) to fetch."""
+
+    def process(self, item):
+        key, grouped = item
+        lines = list(grouped["lines"])
+        if lines:  # a URL only in an earlier log was not asked for this time
+            yield from self.plan(key, lines, any(grouped["done"]))
+
+    def plan(self, key: str, lines: list[str], done: bool):
+        yield tally(f"{IN}:url")
+        if len(lines) > 1:
+            yield tally(f"{IN}:duplicate", len(lines) - 1)
+        _, refusal = check_url(lines[0])
+        if done:
+            yield Outcome(key, SKIPPED, "already_done", fetched_at=utc_now(),
+                          error="settled by an earlier run in --out")
+        elif refusal == "scheme":
+            yield Outcome(key, REFUSED, "scheme", fetched_at=utc_now(),
+                          error="only http and https are fetched")
+        elif refusal:
+            yield Outcome(key, FAILED, "invalid_url", fetched_at=utc_now(),
+                          error="not an http(s) URL with a host")
+        else:
+            yield TaggedOutput(FETCH, (host_of(key), key))
+
+
+class FetchHost(beam.DoFn):
+    """(host, urls) -> outcomes, and the WARC files written. One host per call: its URLs are
+    fetched with bounded concurrency and a delay, hosts in parallel across workers."""
+
+    def __init__(self, config: CrawlConfig):
+        self.config = config
+
+    def process(self, item):
+        host, urls = item
+        urls = sorted(set(urls))
+        config = self.config
+        info = {"software": "wikisum crawl", "format": "WARC File Format 1.0",
+                "http-header-user-agent": config.user_agent, "robots": "obey",
+                "run-id": config.run_id}
+        sink = WarcSink(FileSystems.join(config.out, "warc"), config.run_id, host,
+                        config.warc_part_bytes, info)
+        started = time.monotonic()
+        try:
+            outcomes = Crawler(config, sink).crawl(urls)
+        finally:
+            sink.close()
+        log.info("crawl: %s: %d URL(s) in %.1f s, %d WARC file(s)", host, len(urls),
+                 time.monotonic() - started, len(sink.files))
+        for path in sink.files:
+            yield TaggedOutput(WARC_FILES, path)
+        yield from outcomes
+
+
+def count_outcome(o: Outcome) -> tuple[str, int]:
+    Metrics.counter("wikisum.crawl", f"{o.outcome}:{o.reason}").inc()
+    return f"{o.outcome}:{o.reason}", 1
+
+
+class WriteLogShard(beam.DoFn):
+    """(shard, outcomes) -> crawl_log-RUN-SSSSS-of-NNNNN.parquet and .jsonl, rows by URL."""
+
+    def __init__(self, log_dir: str, run_id: str, total: int):
+        self.log_dir, self.run_id, self.total = log_dir, run_id, total
+
+    def process(self, item):
+        index, outcomes = item
+        rows = sorted((o.row() for o in outcomes if o is not None), key=lambda r: r["url"])
+        stem = FileSystems.join(self.log_dir, log_name(self.run_id, index, self.total))
+        shards.write_table(stem + ".parquet", rows, schemas.CRAWL_LOG)
+        shards.write_text(stem + ".jsonl", "".join(
+            json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
+        yield stem + ".parquet"
+
+
+def log_name(run_id: str, index: int, total: int) -> str:
+    return f"crawl_log-{run_id}-{index:05d}-of-{total:05d}"
+
+
+def summarize(counts: list, warc_files: list, config: CrawlConfig) -> dict:
+    """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, and
+    ``balanced`` (distinct URLs in = outcomes out)."""
+    c = Counter()
+    for key, n in counts:
+        c[key] += n
+    reasons = {k: v for k, v in sorted(c.items()) if k.split(":", 1)[0] in OUTCOMES}
+    outcomes = Counter()
+    for k, v in reasons.items():
+        outcomes[k.split(":", 1)[0]] += v
+    urls = c.get(f"{IN}:url", 0)
+    return {
+        "job": "wikisum crawl",
+        "run_id": config.run_id,
+        "format": schemas.FORMAT_VERSION,
+        "lines": c.get(f"{IN}:line", 0),
+        "ignored_lines": c.get(f"{IN}:ignored", 0),
+        "duplicates": c.get(f"{IN}:duplicate", 0),
+        "urls": urls,
+        "outcomes": {k: outcomes.get(k, 0) for k in OUTCOMES},
+        "reasons": reasons,
+        "balanced": urls == sum(outcomes.values()),
+        "warc_files": sorted(warc_files),
+        "options": {k: (list(v) if isinstance(v, tuple) else v)
+                    for k, v in asdict(config).items()},
+    }
+
+
+def build(p: beam.Pipeline, config: CrawlConfig, url_paths: list[str],
+          log_paths: list[str]) -> None:
+    """Add the crawl job to pipeline ``p``; ``log_paths`` are the earlier runs' logs."""
+    lines = (p | "UrlFiles" >> beam.Create(url_paths)
+             | "ReadUrlLines" >> beam.ParDo(ReadUrlLines()).with_outputs(TALLY, main="lines"))
+    done = (p | "EarlierLogs" >> beam.Create(log_paths)
+            | "ReadDone" >> beam.FlatMap(read_done))
+    planned = ({"lines": lines.lines, "done": done}
+               | "GroupByUrl" >> beam.CoGroupByKey()
+               | "Plan" >> beam.ParDo(Plan()).with_outputs(
+                   TALLY, FETCH, main="outcomes"))
+    fetched = (planned[FETCH] | "GroupByHost" >> beam.GroupByKey()
+               | "FetchHost" >> beam.ParDo(FetchHost(config)).with_outputs(
+                   WARC_FILES, main="outcomes"))
+    outcomes = (planned.outcomes, fetched.outcomes) | "AllOutcomes" >> beam.Flatten()
+    total = config.log_shards
+    empty = p | "AllLogShards" >> beam.Create([(i, None) for i in range(total)])
+    log_dir = FileSystems.join(config.out, "log")
+    _ = ((outcomes | "LogShard" >> beam.Map(lambda o: (stable_hash(o.url) % total, o)), empty)
+         | "OutcomesAndShards" >> beam.Flatten()
+         | "GroupLogShards" >> beam.GroupByKey()
+         | "WriteLog" >> beam.ParDo(WriteLogShard(log_dir, config.run_id, total)))
+    counts = ((lines[TALLY], planned[TALLY],
+               outcomes | "CountOutcomes" >> beam.Map(count_outcome))
+              | "AllTallies" >> beam.Flatten()
+              | "SumTallies" >> beam.CombinePerKey(sum)
+              | "CollectTallies" >> beam.combiners.ToList())
+    warcs = fetched[WARC_FILES] | "CollectWarcFiles" >> beam.combiners.ToList()
+    summary_path = FileSystems.join(config.out, f"summary-{config.run_id}.json")
+    _ = (counts | "WriteSummary" >> beam.Map(
+        lambda c, w: shards.write_text(summary_path, json.dumps(
+            summarize(c, w, config), indent=1, sort_keys=True) + "\n"),
+        beam.pvalue.AsSingleton(warcs)))
+
+
+def earlier_logs(out: str) -> list[str]:
+    return shards.match(FileSystems.join(out, "log", LOG_GLOB))
+
+
+def run(config: CrawlConfig, pipeline_options) -> dict:
+    """Run the crawl and return the summary it wrote (``summary-RUN.json``, also copied to
+    ``summary.json``)."""
+    if not config.run_id:
+        config = replace(config, run_id=new_run_id())
+    url_paths = expand_patterns(config.urls)
+    log_paths = earlier_logs(config.out)
+    log.info("crawl %s: %d URL file(s), %d earlier log file(s) -> %s", config.run_id,
+             len(url_paths), len(log_paths), config.out)
+    with beam.Pipeline(options=pipeline_options) as p:
+        build(p, config, url_paths, log_paths)
+    text = shards.read_text(FileSystems.join(config.out, f"summary-{config.run_id}.json"))
+    shards.write_text(FileSystems.join(config.out, "summary.json"), text)
+    return json.loads(text)

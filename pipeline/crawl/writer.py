@@ -1,0 +1,95 @@
+"""WARC output of the crawl: request and response records, in parts of bounded size that a
+later run continues and never overwrites (``wikisum.pipeline.warcs`` reads them back)."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from wikisum.pipeline.crawl.records import Exchange
+from wikisum.pipeline.records import stable_hash
+
+
+def warc_record_bytes(ex: Exchange, warcinfo_id: str = "") -> tuple[bytes, int]:
+    """An exchange -> (request record + response record, gzip per record; the response
+    record's offset within those bytes). The response carries WARC-IP-Address and, when cut
+    at the byte cap, ``WARC-Truncated: length``."""
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    common = {"WARC-Date": ex.date, "WARC-IP-Address": ex.ip}
+    if warcinfo_id:
+        common["WARC-Warcinfo-ID"] = warcinfo_id
+    response_headers = dict(common)
+    if ex.truncated:
+        response_headers["WARC-Truncated"] = "length"
+    response = writer.create_warc_record(
+        ex.url, "response", payload=io.BytesIO(ex.body), warc_headers_dict=response_headers,
+        http_headers=StatusAndHeaders(f"{ex.status} {ex.reason}".rstrip(), list(ex.headers),
+                                      protocol=ex.protocol))
+    request = writer.create_warc_record(
+        ex.url, "request", payload=io.BytesIO(b""),
+        warc_headers_dict={**common, "WARC-Concurrent-To":
+                           response.rec_headers.get_header("WARC-Record-ID")},
+        http_headers=StatusAndHeaders(ex.request_line, list(ex.request_headers),
+                                      is_http_request=True))
+    writer.write_record(request)
+    offset = buf.tell()
+    writer.write_record(response)
+    return buf.getvalue(), offset
+
+
+class WarcSink:
+    """The WARC files of one host group: ``crawl-RUN-HOSTHASH-PPPPP.warc.gz`` in ``out_dir``.
+
+    Files open lazily (a host whose every URL is refused writes none), start with a warcinfo
+    record, and roll over to the next part past ``part_bytes``. A name that exists already is
+    never reopened: the part number moves on. Thread-safe.
+    """
+
+    def __init__(self, out_dir: str, run_id: str, host: str, part_bytes: int,
+                 info: dict | None = None):
+        self.out_dir, self.part_bytes = out_dir, part_bytes
+        self.prefix = f"crawl-{run_id}-{stable_hash(host):016x}"
+        self.info = dict(info or {})
+        self.files: list[str] = []
+        self._lock = threading.Lock()
+        self._file = None
+        self._path, self._size, self._part, self._info_id = "", 0, 0, ""
+
+    def write(self, ex: Exchange) -> tuple[str, int]:
+        """Record an exchange; returns (file, offset of its response record)."""
+        with self._lock:
+            if self._file is None or self._size >= self.part_bytes:
+                self._next_part()
+            data, response_offset = warc_record_bytes(ex, self._info_id)
+            offset = self._size + response_offset
+            self._file.write(data)
+            self._size += len(data)
+            return self._path, offset
+
+    def _next_part(self) -> None:
+        self.close()
+        while True:
+            path = FileSystems.join(self.out_dir, f"{self.prefix}-{self._part:05d}.warc.gz")
+            self._part += 1
+            if not FileSystems.exists(path):
+                break
+        buf = io.BytesIO()
+        writer = WARCWriter(buf, gzip=True)
+        info = writer.create_warcinfo_record(path.rsplit("/", 1)[-1], self.info)
+        writer.write_record(info)
+        self._info_id = info.rec_headers.get_header("WARC-Record-ID")
+        self._file = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        self._file.write(buf.getvalue())
+        self._path, self._size = path, len(buf.getvalue())
+        self.files.append(path)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
