@@ -31,21 +31,23 @@ try:
 except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
     __version__ = "0+unknown"
 
-# public name -> (module, attribute in it)
-_API = {
-    "Dataset": ("wikisum.pipeline.loader", "Dataset"),
-    "Example": ("wikisum.pipeline.loader", "Example"),
-    "write_sample": ("wikisum.pipeline.sample", "write_sample"),
-    "get_extractor": ("wikisum.extractors", "get"),
-    "EXTRACTORS": ("wikisum.extractors", "NAMES"),
-    "build_model": ("wikisum.models", "build"),
-    "load_model": ("wikisum.models", "load"),
-    "MODELS": ("wikisum.models", "NAMES"),
-    "TrainConfig": ("wikisum.models.training", "TrainConfig"),
-    "train": ("wikisum.models.training", "train"),
-    "beam_search": ("wikisum.models.decoding", "beam_search"),
-    "evaluate": ("wikisum.models.evaluation", "summarize"),
-}
+# The public names: name, then module:attribute.
+_TABLE = """
+Dataset        wikisum.pipeline.loader:Dataset
+Example        wikisum.pipeline.loader:Example
+write_sample   wikisum.pipeline.sample:write_sample
+get_extractor  wikisum.extractors:get
+EXTRACTORS     wikisum.extractors:NAMES
+build_model    wikisum.models:build
+load_model     wikisum.models:load
+MODELS         wikisum.models:NAMES
+TrainConfig    wikisum.models.config:TrainConfig
+train          wikisum.models.training:train
+beam_search    wikisum.models.decoding:beam_search
+evaluate       wikisum.models.evaluation:summarize
+"""
+_API = {name: tuple(target.split(":")) for name, target in
+        (line.split() for line in _TABLE.strip().splitlines())}
 
 __all__ = ["__version__", *_API]
 

@@ -357,10 +357,7 @@ class Planner:
 
     def _truncated_record(self) -> None:
         """A record cut off mid-way (the end of an interrupted WARC file)."""
-        a = self._article(6)
-        doc = self.page_about(a.entity, kind="truncated")
-        doc.outcome = TRUNCATED
-        self.cite(a, doc)
+        self._cited_page(6, "truncated", outcome=TRUNCATED)
 
     def _not_found_and_redirects(self) -> None:
         """404 and redirect responses to cited URLs."""
@@ -422,6 +419,14 @@ class Planner:
                 raw = f"{scheme}://{host.upper()}"
             self.cite(a, doc, style="cite web", raw_url=raw)
 
+    def _cited_page(self, j: int, kind: str, **fields) -> None:
+        """A page about the j-th host article, of ``kind``, with ``fields`` set, cited by it."""
+        a = self._article(j)
+        doc = self.page_about(a.entity, kind=kind)
+        for name, value in fields.items():
+            setattr(doc, name, value)
+        self.cite(a, doc)
+
     def _move(self, doc: Document, url: str) -> None:
         """Serve ``doc`` at ``url`` instead of the URL it was made with."""
         del self.docs[doc.url]
@@ -444,10 +449,7 @@ class Planner:
 
     def _resource_record(self) -> None:
         """One page served as a WARC "resource" record (wget writes these)."""
-        a = self._article(18)
-        doc = self.page_about(a.entity, kind="resource_record")
-        doc.record_type = "resource"
-        self.cite(a, doc)
+        self._cited_page(18, "resource_record", record_type="resource")
 
     def _missing_captures(self) -> None:
         """Cited URLs that no capture provides."""
