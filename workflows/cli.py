@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 from wikisum.workflows import (
@@ -42,14 +43,66 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def beam_option_parser() -> argparse.ArgumentParser:
+    """A parser of every option Beam knows (every PipelineOptions subclass), as Beam builds it
+    when it reads its options."""
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    parser = _BeamArgumentParser(allow_abbrev=False, add_help=False)
+    classes = {}
+    for cls in PipelineOptions.__subclasses__():
+        classes.setdefault(str(cls), cls)
+    for cls in classes.values():
+        cls._add_argparse_args(parser)
+    return parser
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+
+
+def unknown_beam_args(rest: list[str]) -> list[str]:
+    """What of ``rest`` neither our command nor Beam knows (Beam would discard it with a
+    warning and run with its defaults)."""
+    if not rest:
+        return []
+    _, unknown = beam_option_parser().parse_known_args(rest)
+    return unknown
+
+
+def explain_unknown(unknown: list[str], known: list[str]) -> str:
+    """One line per unknown word: a misspelt option with the closest known ones, or a stray
+    word (most often a glob the shell expanded into several file names)."""
+    lines = []
+    for i, word in enumerate(unknown):
+        if not word.startswith("-") and i and unknown[i - 1].startswith("-") \
+                and "=" not in unknown[i - 1]:
+            continue  # the value of the unknown option before it
+        if word.startswith("-"):
+            name = word.split("=", 1)[0]
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.75)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            lines.append(f"unrecognized option {name}{hint}")
+        else:
+            lines.append(f"unexpected argument {word!r} (a glob the shell expanded? quote it: "
+                         "--warc 'dir/*.warc.gz')")
+    return "; ".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
-    # Beam jobs pass unknown options on to Beam; every other command rejects them.
+    command = parser._subparsers._group_actions[0].choices[args.command]
+    # Beam jobs pass Beam's options on to Beam; anything neither they nor Beam know is an error,
+    # as it is for every other command (Beam would drop it with a warning and use defaults).
     if getattr(args, "beam_args", False):
+        unknown = unknown_beam_args(rest)
+        if unknown:
+            known = option_strings(command) + option_strings(beam_option_parser())
+            command.error(explain_unknown(unknown, known))
         return args.func(args, rest)
     if rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        command.error(explain_unknown(rest, option_strings(command)))
     return args.func(args)
 
 

@@ -82,10 +82,51 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     assert str(run / "preds.jsonl") in out
 
 
-def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path):
+def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        cli.main(["sample", "--out", str(tmp_path), "--bogus"])
+        cli.main(["sample", "--out", str(tmp_path), "--artciles", "3"])
     assert exit_.value.code == 2
+    assert "unrecognized option --artciles (did you mean --articles?)" in capsys.readouterr().err
+
+
+BEAM_JOBS = [
+    ["ingest", "--wiki", "w.xml.bz2", "--out", "o"],
+    ["rank", "--in", "i", "--vocab", "v.model", "--out", "o"],
+    ["report", "--data", "d", "--out", "o"],
+    ["crawl", "--urls", "u.txt", "--out", "o"],
+    ["build", "--wiki", "w.xml.bz2", "--out", "o"],
+]
+
+
+@pytest.mark.parametrize("argv", BEAM_JOBS, ids=lambda a: a[0])
+@pytest.mark.parametrize("extra,message", [
+    (["--clone-treshold", "0.9"], "unrecognized option --clone-treshold"),
+    (["--num-shardz=3"], "unrecognized option --num-shardz"),
+    (["--runnr", "DirectRunner"], "unrecognized option --runnr (did you mean --runner?)"),
+    (["--max_num_workerz", "4"], "did you mean --max_num_workers"),
+    (["stray.warc.gz"], "unexpected argument 'stray.warc.gz'"),
+])
+def test_beam_jobs_reject_what_neither_they_nor_beam_know(argv, extra, message, capsys):
+    # Before any work: the inputs named here do not exist, and the error is about the option.
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, *extra])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and f"wikisum {argv[0]}: error:" in err
+
+
+@pytest.mark.parametrize("argv", BEAM_JOBS, ids=lambda a: a[0])
+def test_beam_options_reach_the_job(argv, monkeypatch):
+    seen = {}
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    command = parser._subparsers._group_actions[0].choices[argv[0]]
+    command.set_defaults(func=lambda args, rest: seen.setdefault("rest", rest) and 0)
+    beam = ["--runner", "DirectRunner", "--direct_num_workers", "2",
+            "--direct_running_mode=multi_processing", "--temp_location", "gs://bucket/tmp",
+            "--experiments", "use_runner_v2"]
+    cli.main([*argv, *beam])
+    assert seen["rest"] == beam
 
 
 def test_console_script_module_runs():
