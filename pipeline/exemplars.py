@@ -35,11 +35,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import scipy.sparse as sp
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 from sklearn.preprocessing import normalize
 
-from wikisum.pipeline import schemas
+from wikisum.pipeline import schemas, shards
 from wikisum.pipeline.loader import Dataset, exemplars_path
 
 log = logging.getLogger("wikisum.exemplars")
@@ -236,8 +234,7 @@ def write_exemplars(path: str, retrieved: Retrieved, metadata: dict[str, str]) -
                       "similarity": retrieved.similarity}, schema=schema)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(buf.getvalue())
+    shards.write_bytes(path, buf.getvalue())  # whole or not at all
 
 
 def run(config: ExemplarConfig, progress: Callable[[str, int, int], None] | None = None) -> dict:

@@ -65,6 +65,10 @@ MISSING_CITATION = "missing_citation"
 MISSING_SEARCH = "missing_search"
 DEFAULT_SHARDS = 8
 DEAD_LETTER_SHARDS = 2
+# The completion record, written by the launcher after the whole job has finished (and removed
+# first when a run starts); the job itself writes its tallies to TALLIES.
+SUMMARY = "summary.json"
+TALLIES = ".summary.tallies.json"
 
 
 @dataclass(frozen=True)
@@ -436,9 +440,31 @@ def article_shards_pattern(out: str) -> str:
     return FileSystems.join(out, "articles", "articles-*.parquet")
 
 
+def read_summary(out: str) -> dict:
+    """``summary.json`` of a finished ingest run in ``out``.
+
+    Raises:
+        IncompleteOutput: there is none: the job never ran there, or did not finish.
+    """
+    path = FileSystems.join(out, SUMMARY)
+    if not FileSystems.exists(path):
+        raise shards.IncompleteOutput(
+            f"{out} holds no finished ingest output ({SUMMARY} is written last and is missing: "
+            f"the job did not run there, or did not finish); rerun `wikisum ingest --out {out}`")
+    try:
+        return json.loads(shards.read_text(path))
+    except ValueError as exc:
+        raise ValueError(f"{path} does not parse ({exc}): rerun `wikisum ingest --out {out}`"
+                         ) from exc
+
+
 def article_shards(out: str) -> list[str]:
-    """The article shards of an ingest output; a clear error when there are none."""
-    return shards.require(article_shards_pattern(out), "run `wikisum ingest` first")
+    """The article shards of a finished ingest output, checked to be the whole set its
+    ``summary.json`` records; a clear error naming the job to rerun otherwise."""
+    summary = read_summary(out)
+    expected = summary.get("shards", {}).get("articles")
+    return shards.complete_set(article_shards_pattern(out), expected, f"{out}: the article set",
+                               f"rerun `wikisum ingest --out {out}`")
 
 
 def shard_name(out: str, table: str, index: int, total: int) -> str:
@@ -500,9 +526,11 @@ def expand_patterns(patterns) -> list[str]:
 
 
 def clear_outputs(out: str) -> None:
-    """Remove this job's own earlier outputs, so that a rerun with fewer shards leaves no stale
-    shard behind. Nothing else in ``out`` is touched."""
-    for pattern in ("articles/articles-*.parquet", "dead_letters/dead_letters-*.parquet"):
+    """Remove this job's own earlier outputs, its completion record first, so that a killed
+    rerun never leaves an older summary beside a partial set, and a rerun with fewer shards
+    leaves no stale shard behind. Nothing else in ``out`` is touched."""
+    for pattern in (SUMMARY, TALLIES, "articles/articles-*.parquet",
+                    "dead_letters/dead_letters-*.parquet"):
         shards.delete(FileSystems.join(out, pattern))
 
 
@@ -589,8 +617,8 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
                | "AllTallies" >> beam.Flatten())
     _ = (tallies | "SumTallies" >> beam.CombinePerKey(sum)
          | "CollectTallies" >> beam.combiners.ToList()
-         | "WriteSummary" >> beam.Map(lambda counts: shards.write_text(
-             FileSystems.join(out, "summary.json"),
+         | "WriteTallies" >> beam.Map(lambda counts: shards.write_text(
+             FileSystems.join(out, TALLIES),
              json.dumps(summarize(counts, config), indent=1, sort_keys=True) + "\n")))
 
 
@@ -608,4 +636,22 @@ def run(config: IngestConfig, pipeline_options) -> dict:
              len(wiki_paths), len(warc_paths), len(wet_paths), config.out)
     with beam.Pipeline(options=pipeline_options) as p:
         build(p, config, wiki_paths, warc_paths, wet_paths)
-    return json.loads(shards.read_text(FileSystems.join(config.out, "summary.json")))
+    return commit(config)
+
+
+def commit(config: IngestConfig) -> dict:
+    """After the job: check that every shard is there, then write ``summary.json`` (last), so
+    that an output with a summary is a whole one."""
+    out = config.out
+    rerun = f"rerun `wikisum ingest --out {out}`"
+    articles = shards.complete_set(article_shards_pattern(out), config.num_shards,
+                                   f"{out}: the article set", rerun)
+    shards.complete_set(FileSystems.join(out, "dead_letters", "dead_letters-*.parquet"),
+                        DEAD_LETTER_SHARDS, f"{out}: the dead-letter set", rerun)
+    tallies = FileSystems.join(out, TALLIES)
+    summary = json.loads(shards.read_text(tallies))
+    summary["shards"] = {"articles": len(articles), "dead_letters": DEAD_LETTER_SHARDS}
+    shards.write_text(FileSystems.join(out, SUMMARY),
+                      json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    FileSystems.delete([tallies])
+    return summary

@@ -110,7 +110,29 @@ class Dataset:
         return "target_ids" if self.kind == "pairs" else "lead_ids"
 
     def files(self, split: str) -> list[str]:
-        return shards.match(FileSystems.join(self.dir, f"{split}-*.parquet"))
+        """The split's shards, checked to be the whole set dataset.json records; [] for a split
+        the dataset does not have.
+
+        Raises:
+            IncompleteOutput: shards are missing, or left by another run.
+        """
+        pattern = FileSystems.join(self.dir, f"{split}-*.parquet")
+        rows = self.info.get("rows")
+        if isinstance(rows, dict) and split not in rows:
+            if shards.match(pattern):
+                raise shards.IncompleteOutput(
+                    f"{self.dir}: {split} shards are there but dataset.json does not record the "
+                    f"split (the job writing it did not finish); {self._rerun(split)}")
+            return []
+        counts = self.info.get("num_shards")
+        expected = counts.get(split) if isinstance(counts, dict) else counts
+        return shards.complete_set(pattern, expected, f"{self.dir}: the {split} split",
+                                   self._rerun(split))
+
+    def _rerun(self, split: str) -> str:
+        if self.kind == "pairs":
+            return f"rerun `wikisum convert-pairs --split {split} --out {self.dir}`"
+        return f"rerun `wikisum rank --out {self.dir}`"
 
     def rows(self, split: str, columns: list[str] | None = None) -> Iterator[dict]:
         files = self.files(split)

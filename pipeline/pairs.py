@@ -121,6 +121,15 @@ def merge_info(old: dict | None, split: str, rows: int, num_shards: int, vocab_p
     return info
 
 
+def forget_split(info: dict, split: str) -> dict:
+    """``dataset.json`` without ``split``'s entries."""
+    out = dict(info)
+    for key in ("rows", "num_shards", "sources"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != split}
+    return out
+
+
 # ------------------------------------------------------------------------------------------
 # Files
 
@@ -331,6 +340,11 @@ def convert(config: PairsConfig) -> dict:
                           vocab_path, config.vocab_size, model_type="bpe")
     sp = vocab.load(vocab_path)
 
+    # The split leaves dataset.json before its shards are replaced, and comes back after they
+    # are all written: a killed conversion leaves the split unrecorded, never half-recorded.
+    if info is not None and config.split in (info.get("rows") or {}):
+        shards.write_text(FileSystems.join(config.out, "dataset.json"),
+                          json.dumps(forget_split(info, config.split), indent=1) + "\n")
     shards.delete(FileSystems.join(config.out, f"{config.split}-*.parquet"))
     # Exemplars point at train ids: converting train again makes every exemplars file stale.
     stale = "*" if config.split == TRAIN else config.split

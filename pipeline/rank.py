@@ -151,14 +151,18 @@ def run(config: RankConfig, pipeline_options) -> dict:
     """Run the job, then write and return ``dataset.json`` (what the shards hold)."""
     ingest.article_shards(config.ingest_dir)
     sp = vocab.load(config.vocab)
+    # The completion record goes first, then the shards: a killed run leaves no dataset.json.
+    shards.delete(FileSystems.join(config.out, "dataset.json"))
     for split in SPLITS:
         shards.delete(FileSystems.join(config.out, f"{split}-*.parquet"))
     log.info("rank: %s -> %s with %s", config.ingest_dir, config.out,
              ", ".join(config.extractor_names()))
     with beam.Pipeline(options=pipeline_options) as p:
         build(p, config)
-    rows = {split: sum(shards.row_count(path) for path in
-                       shards.match(FileSystems.join(config.out, f"{split}-*.parquet")))
+    rerun = f"rerun `wikisum rank --out {config.out}`"
+    rows = {split: sum(shards.row_count(path) for path in shards.complete_set(
+                FileSystems.join(config.out, f"{split}-*.parquet"), config.num_shards,
+                f"{config.out}: the {split} split", rerun))
             for split in SPLITS}
     dead = sum(shards.row_count(path) for path in shards.match(FileSystems.join(
         config.out, "rank_dead_letters", "*.parquet")))

@@ -1,8 +1,17 @@
-"""Reading and writing Parquet shards through Beam's FileSystems (local paths and gs:// alike)."""
+"""Reading and writing Parquet shards through Beam's FileSystems (local paths and gs:// alike).
+
+Every file is written under a temporary name beside its final one and renamed when whole, so a
+killed writer never leaves a half file under a name a reader would take. A job's set of shards
+(``NAME-00000-of-00008.parquet`` ...) is complete only when every index is there and the job's
+completion record (``summary.json``, ``dataset.json``) is written, last: :func:`complete_set`
+checks both, and readers refuse a partial output with the command to rerun.
+"""
 
 from __future__ import annotations
 
 import io
+import re
+import uuid
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
@@ -33,17 +42,72 @@ def iter_rows(paths: Iterable[str], columns: list[str] | None = None,
                 yield from batch.to_pylist()
 
 
+class IncompleteOutput(FileNotFoundError):
+    """An output that a job did not finish writing (killed, failed, or still running)."""
+
+
+_SHARD = re.compile(r"-(\d{5,})-of-(\d{5,})\.[a-z]+$")
+
+
+def temporary_name(path: str) -> str:
+    """A name beside ``path`` that no reader's glob matches (it starts with a dot)."""
+    folder, name = path.rsplit("/", 1) if "/" in path else ("", path)
+    tmp = f".{name}.{uuid.uuid4().hex[:12]}.tmp"
+    return f"{folder}/{tmp}" if folder else tmp
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """``data`` to ``path`` atomically: a reader sees the old file, no file, or all of it."""
+    tmp = temporary_name(path)
+    with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        f.write(data)
+    if FileSystems.exists(path):
+        FileSystems.delete([path])
+    FileSystems.rename([tmp], [path])
+
+
 def write_table(path: str, rows: list[dict], schema: pa.Schema) -> None:
-    """Rows -> one Parquet file with an explicit schema (written whole, then copied out)."""
+    """Rows -> one Parquet file with an explicit schema (written whole, then renamed)."""
     buf = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), buf, compression="zstd")
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(buf.getvalue())
+    write_bytes(path, buf.getvalue())
 
 
 def write_text(path: str, text: str) -> None:
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(text.encode("utf-8"))
+    write_bytes(path, text.encode("utf-8"))
+
+
+def complete_set(pattern: str, expected: int | None, what: str, rerun: str) -> list[str]:
+    """The shards matching ``pattern`` (``.../NAME-*.parquet``), checked to be one whole set:
+    every index of ``-of-N`` once, N the same in every name and equal to ``expected`` (what the
+    job's completion record says) when given.
+
+    Raises:
+        IncompleteOutput: no shard, a missing index, or shards of two runs, naming ``what``
+            and the command to ``rerun``.
+    """
+    paths = match(pattern)
+    if not paths:
+        raise IncompleteOutput(f"{what}: no shard matches {pattern}; {rerun}")
+    found: dict[int, set[int]] = {}
+    for path in paths:
+        m = _SHARD.search(path)
+        if m is None:
+            raise IncompleteOutput(f"{what}: {path} is not named NAME-NNNNN-of-NNNNN; {rerun}")
+        found.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
+    totals = sorted(found)
+    if len(totals) > 1:
+        raise IncompleteOutput(f"{what}: shards of {len(totals)} different runs (-of-"
+                               f"{', -of-'.join(f'{t:05d}' for t in totals)}) match {pattern}; "
+                               f"{rerun}")
+    total = totals[0]
+    missing = sorted(set(range(total)) - found[total])
+    if missing or (expected is not None and total != expected):
+        detail = (f"{len(missing)} of {total} missing (index {', '.join(map(str, missing[:5]))}"
+                  f"{', ...' if len(missing) > 5 else ''})" if missing
+                  else f"{total} shards where the job recorded {expected}")
+        raise IncompleteOutput(f"{what} is incomplete: {detail}; {rerun}")
+    return paths
 
 
 def read_text(path: str) -> str:

@@ -98,8 +98,7 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
         # input_sentence_size 0: every line (sentencepiece refuses sizes 1 to 100).
         max_sentence_length=16384, input_sentence_size=0, shuffle_input_sentence=False,
         num_threads=1, minloglevel=2)
-    with FileSystems.create(out_path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(model.getvalue())  # bytes, so not shards.write_text
+    shards.write_bytes(out_path, model.getvalue())  # whole or not at all
     sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
     log.info("vocab: %d pieces -> %s", sp.get_piece_size(), out_path)
     return special_ids(sp)

@@ -209,5 +209,5 @@ def test_a_corrupt_shard_is_named(tmp_path):
 
 def test_no_shards_is_a_clear_error(tmp_path):
     ds = write_dataset(tmp_path / "d")
-    with pytest.raises(FileNotFoundError, match="no dev shards"):
+    with pytest.raises(FileNotFoundError, match="the dev split: no shard matches"):
         list(batching.read_examples(ds, "dev", "tfidf", "combined", 10))

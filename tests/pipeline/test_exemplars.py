@@ -227,7 +227,7 @@ def test_bad_options_and_missing_train_are_clear_errors(tmp_path, pairs_data):
         cli.main(["exemplars", "--data", str(tmp_path / "nothing")])
     for shard in pairs_data.glob("train-*.parquet"):
         shard.unlink()
-    with pytest.raises(SystemExit, match="no train shards"):
+    with pytest.raises(SystemExit, match="the train split: no shard matches"):
         cli.main(["exemplars", "--data", str(pairs_data)])
 
 

@@ -179,7 +179,7 @@ def test_dataset_errors_are_clear(tmp_path, built):
     data = loader.Dataset(str(built[0] / "data"))
     with pytest.raises(ValueError, match="extractor 'nope'"):
         next(data.examples("train", "nope", "combined", 10))
-    with pytest.raises(SystemExit, match="run `wikisum ingest` first"):
+    with pytest.raises(SystemExit, match="no finished ingest output .* rerun `wikisum ingest"):
         cli.main(["rank", "--in", str(tmp_path), "--vocab", str(built[0] / "vocab.model"),
                   "--out", str(tmp_path / "o")])
 

@@ -128,7 +128,10 @@ def test_report_on_a_dataset_with_one_article(built_sample, tmp_path):
     table = next(pq.read_table(p) for p in dev if pq.read_metadata(p).num_rows)
     for path in dev:
         path.unlink()
-    pq.write_table(table.slice(0, 1), data / "dev-00000-of-00001.parquet")
+    # The set dataset.json records (num_shards): one article in the first shard, none in the
+    # second.
+    pq.write_table(table.slice(0, 1), data / "dev-00000-of-00002.parquet")
+    pq.write_table(table.slice(0, 0), data / "dev-00001-of-00002.parquet")
     info["rows"]["dev"] = 1
     (data / "dataset.json").write_text(json.dumps(info))
     shutil.copy(out_dir / "vocab.model", tmp_path / "vocab.model")
