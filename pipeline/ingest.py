@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from urllib.parse import urljoin
 
@@ -65,6 +66,8 @@ MISSING_CITATION = "missing_citation"
 MISSING_SEARCH = "missing_search"
 DEFAULT_SHARDS = 8
 DEAD_LETTER_SHARDS = 2
+SEARCH_URLS = "search_urls"  # the URLs of the search-results lines: kept | not_a_string
+MAX_SEARCH_LINE_BYTES = 4 * 1024 * 1024  # a longer search-results line is a dead letter
 # The completion record, written by the launcher after the whole job has finished (and removed
 # first when a run starts); the job itself writes its tallies to TALLIES.
 SUMMARY = "summary.json"
@@ -187,26 +190,82 @@ def citation_links(article: Article):
         yield url, Link(article.id, "citation", rank)
 
 
+def search_lines(f, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """(byte offset, line) for every line of a binary file; a line longer than ``max_bytes``
+    comes as (offset, None) and is skipped a chunk at a time, so memory stays bounded and the
+    time linear whatever the line."""
+    offset = 0
+    while True:
+        line = f.readline(max_bytes + 1)
+        if not line:
+            return
+        start, offset = offset, offset + len(line)
+        if len(line) > max_bytes and not line.endswith(b"\n"):
+            while True:
+                chunk = f.readline(1 << 20)
+                offset += len(chunk)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+            yield start, None
+        else:
+            yield start, line
+
+
+class ReadSearchLines(beam.DoFn):
+    """A search-results file (plain or compressed) -> (file, byte offset, line bytes)."""
+
+    def __init__(self, max_line_bytes: int):
+        self.max_line_bytes = max_line_bytes
+
+    def process(self, path: str):
+        with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+            for offset, line in search_lines(f, self.max_line_bytes):
+                yield path, offset, line
+
+
 class ParseSearch(beam.DoFn):
-    """A line of the search-results file -> (normalised title, urls)."""
+    """A line of a search-results file -> (normalised title, urls); a line that is not UTF-8
+    JSON with a string title and a list of URLs, or longer than the limit, is a dead letter with
+    its file and byte offset."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, max_line_bytes: int = MAX_SEARCH_LINE_BYTES):
+        self.max_line_bytes = max_line_bytes
 
-    def process(self, line: str):
-        if not line.strip():
+    def process(self, item):
+        path, offset, raw = item
+        if raw is not None and not raw.strip():
             return
         yield tally(SEARCH, IN)
+        where = f"offset {offset}"
+        if raw is None:
+            yield tally(SEARCH, "line_too_long")
+            yield dead(DeadLetter(path, where, "", SEARCH, "line_too_long",
+                                  f"longer than {self.max_line_bytes} bytes"))
+            return
         try:
-            obj = json.loads(line)
+            obj = json.loads(raw.decode("utf-8"))
             title, urls = obj["title"], obj["urls"]
             if not isinstance(title, str) or not isinstance(urls, list):
                 raise TypeError("title must be a string and urls a list")
+        except UnicodeDecodeError as exc:
+            yield tally(SEARCH, "bad_encoding")
+            yield dead(DeadLetter(path, where, "", SEARCH, "bad_encoding",
+                                  f"{exc}: {raw[:200]!r}"))
+            return
         except (ValueError, KeyError, TypeError) as exc:
             yield tally(SEARCH, "bad_line")
-            yield dead(DeadLetter(self.path, line[:200], "", SEARCH, "bad_line", str(exc)))
+            yield dead(DeadLetter(path, where, "", SEARCH, "bad_line",
+                                  f"{exc}: {raw[:200].decode('utf-8', 'replace')}"))
             return
-        yield normalize_title(title), [u for u in urls if isinstance(u, str)]
+        good = [u for u in urls if isinstance(u, str)]
+        yield tally(SEARCH_URLS, IN, len(urls))
+        yield tally(SEARCH_URLS, "kept", len(good))
+        if len(good) < len(urls):
+            yield tally(SEARCH_URLS, "not_a_string", len(urls) - len(good))
+            yield dead(DeadLetter(path, where, "", SEARCH_URLS, "not_a_string",
+                                  f"{len(urls) - len(good)} of {len(urls)} URLs are not "
+                                  "strings"))
+        yield normalize_title(title), good
 
 
 class MatchSearchTitles(beam.DoFn):
@@ -535,7 +594,7 @@ def clear_outputs(out: str) -> None:
 
 
 def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_paths: list[str],
-          wet_paths: list[str]) -> None:
+          wet_paths: list[str], search_paths: list[str] = ()) -> None:
     """Add the ingest job to pipeline ``p``."""
     out = config.out
     # -- articles
@@ -549,8 +608,10 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
     # -- search results
     search_dead, search_tally = [], []
     if config.search_results:
-        lines = (p | "ReadSearchResults" >> beam.io.ReadFromText(config.search_results)
-                 | "ParseSearch" >> beam.ParDo(ParseSearch(config.search_results)).with_outputs(
+        lines = (p | "SearchFiles" >> beam.Create(search_paths)
+                 | "ReadSearchLines" >> beam.ParDo(ReadSearchLines(MAX_SEARCH_LINE_BYTES))
+                 | "SpreadSearchLines" >> beam.Reshuffle()
+                 | "ParseSearch" >> beam.ParDo(ParseSearch(MAX_SEARCH_LINE_BYTES)).with_outputs(
                      DEAD, TALLY, main="lines"))
         by_title = ({"articles": articles | "ArticleIdByTitle" >> beam.Map(
                         lambda a: (normalize_title(a.title), a.id)),
@@ -627,15 +688,14 @@ def run(config: IngestConfig, pipeline_options) -> dict:
     wiki_paths = expand_patterns(config.wiki)
     warc_paths = expand_patterns(config.warc)
     wet_paths = expand_patterns(config.wet)
-    if config.search_results:
-        expand_patterns([config.search_results])
+    search_paths = expand_patterns([config.search_results]) if config.search_results else []
     if not warc_paths and not wet_paths:
         log.warning("no --warc or --wet input: every reference will be missing")
     clear_outputs(config.out)
     log.info("ingest: %d dump file(s), %d WARC file(s), %d WET file(s) -> %s",
              len(wiki_paths), len(warc_paths), len(wet_paths), config.out)
     with beam.Pipeline(options=pipeline_options) as p:
-        build(p, config, wiki_paths, warc_paths, wet_paths)
+        build(p, config, wiki_paths, warc_paths, wet_paths, search_paths)
     return commit(config)
 
 

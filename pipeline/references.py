@@ -53,15 +53,18 @@ def _mime(content_type: str) -> str:
 def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
     """Main-text prose paragraphs of a capture, or why there are none.
 
-    Drop reasons: ``bad_url``, ``truncated``, ``too_large``, ``http_status``, ``non_html``,
-    ``decode_error``, ``extraction_timeout``, ``extraction_error``, ``empty_text`` (no prose
-    paragraph left).
+    Drop reasons: ``truncated``, ``no_target_uri``, ``bad_url``, ``too_large``, ``http_status``,
+    ``non_html``, ``decode_error``, ``extraction_timeout``, ``extraction_error``, ``empty_text``
+    (no prose paragraph left).
     """
+    if cap.truncated:
+        return Cleaned(None, "truncated", "record shorter than its Content-Length, or its "
+                       "header cut off")
+    if not cap.url:
+        return Cleaned(None, "no_target_uri", f"record {cap.record_id} has no WARC-Target-URI")
     url = normalize_url(cap.url)
     if url is None:
         return Cleaned(None, "bad_url", cap.url[:200])
-    if cap.truncated:
-        return Cleaned(None, "truncated", "record shorter than its Content-Length")
     if cap.too_large or len(cap.body) > config.max_page_bytes:
         return Cleaned(None, "too_large", f"payload over {config.max_page_bytes} bytes")
     if not 200 <= cap.status < 300:

@@ -3,19 +3,21 @@
 ``iter_records`` yields one ``Capture`` per record that can carry a page (``response``,
 ``resource``, WET ``conversion``) and one ``Skipped`` for every other record (``warcinfo``,
 ``request``, ``metadata``, ``revisit``), so that the caller can account for every record read. A
-file that stops being readable ends the iteration with ``WarcError``: what came before it has been
-yielded, and nothing after the broken point can be found again in a stream of gzip members.
+file that stops being readable ends the iteration with ``WarcError`` at the offset of the record
+that could not be read: what came before it has been yielded, and nothing after the broken point
+can be found again in a stream of gzip members. A file cut inside its last record ends the same
+way (or, cut inside the payload, yields that record with ``truncated``): never silently shorter.
 """
 
 from __future__ import annotations
 
-import zlib
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecordLoader
 
 CAPTURE_TYPES = frozenset({"response", "resource", "conversion"})
 
@@ -76,9 +78,14 @@ def iter_records(stream: BinaryIO, source_file: str, *,
         WarcError: where the file stops being readable (bad gzip, broken record framing).
     """
     records = ArchiveIterator(stream, arc2warc=True)
+    records.loader = _TolerantLoader(arc2warc=True)
     offset = 0
     try:
         for rec in records:
+            if not (rec.rec_headers.get_header("Content-Length") or "").strip().isdigit():
+                # Every WARC record has one: this header was cut off (the end of a cut file).
+                raise WarcError(f"record at offset {records.offset}: header cut off (no "
+                                "Content-Length)", records.offset)
             uri = clean_target_uri(rec.rec_headers.get_header("WARC-Target-URI"))
             if rec.rec_type not in CAPTURE_TYPES:
                 # get_record_offset reads the record to its end: only once its payload is read.
@@ -117,5 +124,37 @@ def iter_records(stream: BinaryIO, source_file: str, *,
                 too_large=too_large,
                 location=location,
             )
-    except (ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError) as exc:
-        raise WarcError(f"{type(exc).__name__}: {exc}", offset) from exc
+    except WarcError:
+        raise
+    except Exception as exc:  # warcio raises many kinds (and AttributeError) on broken framing
+        # records.offset: where the record that could not be read starts.
+        where = max(offset, records.offset)
+        raise WarcError(f"record at offset {where} unreadable: {type(exc).__name__}: {exc}",
+                        where) from exc
+    _check_end(stream, records.offset)
+
+
+def _check_end(stream: BinaryIO, end_of_records: int) -> None:
+    """A file whose last record was cut inside its header (or a cut gzip member) ends the
+    iteration quietly: look whether the file goes on past the last whole record."""
+    try:
+        size = stream.seek(0, io.SEEK_END)
+        stream.seek(end_of_records)
+        tail = stream.read(TAIL_SLACK + 1)
+    except (OSError, ValueError, AttributeError):
+        return  # not seekable: nothing to compare with
+    if size > end_of_records and (len(tail) > TAIL_SLACK or tail.strip(b"\r\n\t \x00")):
+        raise WarcError(f"the file ends inside a record: {size - end_of_records} bytes from "
+                        f"offset {end_of_records} are not a whole record", end_of_records)
+
+
+# Bytes after the last record that may be padding (newlines, NULs), not a cut record.
+TAIL_SLACK = 64
+
+
+class _TolerantLoader(ArcWarcRecordLoader):
+    """warcio's loader, except that a record without ``WARC-Target-URI`` loads (with no URL,
+    and no HTTP headers parsed) instead of crashing the whole file with an AttributeError."""
+
+    def load_http_headers(self, rec_type, uri, stream, length):
+        return super().load_http_headers(rec_type, uri or "", stream, length)

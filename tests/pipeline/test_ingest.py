@@ -4,6 +4,7 @@ sample corpus checked against its manifest."""
 from __future__ import annotations
 
 import bz2
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -240,6 +241,44 @@ def test_job_survives_corrupt_inputs(sample_corpus, tmp_path):
     assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 2}
     assert summary["stages"]["search_results"]["dropped"] == {"bad_line": 1}
     assert summary["stages"]["records"]["kept"] > 300
+
+
+def test_search_lines_give_offsets_and_skip_an_over_long_line_in_bounded_reads():
+    lines = [b'{"a": 1}\n', b"x" * 5_000_000 + b"\n", b"\n", b"last"]
+    got = list(ingest.search_lines(io.BytesIO(b"".join(lines)), max_bytes=1000))
+    starts = [0, 9, 5_000_010, 5_000_011]
+    assert got == [(0, lines[0]), (9, None), (starts[2], b"\n"), (starts[3], b"last")]
+    # A line of exactly the limit (its newline aside) is kept.
+    assert list(ingest.search_lines(io.BytesIO(b"y" * 10 + b"\n"), max_bytes=10)) == [
+        (0, b"y" * 10 + b"\n")]
+
+
+def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_corpus, tmp_path,
+                                                                        monkeypatch):
+    sample, manifest = sample_corpus
+    monkeypatch.setattr(ingest, "MAX_SEARCH_LINE_BYTES", 10_000)
+    good = (sample / "search_results.jsonl").read_bytes()
+    bad = [b'{"title": "Alpha", "urls": ["http://x.example/\xff\xfe"]}\n',  # not UTF-8
+           b'{"title": "Beta", "urls": ["http://y.example/", 7, null]}\n',  # two non-strings
+           b'{"title": "Gamma", "urls": ["' + b"z" * 20_000 + b'"]}\n']  # over the limit
+    search = tmp_path / "search.jsonl"
+    search.write_bytes(bad[0] + good + bad[1] + bad[2])
+    out = tmp_path / "out"
+    assert cli.main(["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+                     "--warc", str(sample / "warc" / "*.warc.gz"), "--search-results",
+                     str(search), "--out", str(out), "--num-shards", "2"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["balanced"]
+    stage = summary["stages"]["search_results"]
+    assert stage["dropped"] == {"bad_encoding": 1, "line_too_long": 1, "unknown_title": 1}
+    assert stage["in"] == good.count(b"\n") + 3
+    assert summary["stages"]["search_urls"]["dropped"] == {"not_a_string": 2}
+    dead = pq.read_table(out / "dead_letters").to_pylist()
+    where = {d["reason"]: (d["input_file"], d["record"]) for d in dead
+             if d["stage"] in ("search_results", "search_urls")}
+    assert where["bad_encoding"] == (str(search), "offset 0")
+    assert where["not_a_string"] == (str(search), f"offset {len(bad[0]) + len(good)}")
+    assert where["line_too_long"] == (str(search), f"offset {len(bad[0] + good + bad[1])}")
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
