@@ -66,6 +66,8 @@ MISSING_CITATION = "missing_citation"
 MISSING_SEARCH = "missing_search"
 DEFAULT_SHARDS = 8
 DEAD_LETTER_SHARDS = 2
+# Outcomes of the pages stage for a page that was an article (the others: not an article).
+ARTICLE_OUTCOMES = ("kept", "duplicate_id", "no_references", "no_references_found")
 SEARCH_URLS = "search_urls"  # the URLs of the search-results lines: kept | not_a_string
 MAX_SEARCH_LINE_BYTES = 4 * 1024 * 1024  # a longer search-results line is a dead letter
 # The completion record, written by the launcher after the whole job has finished (and removed

@@ -9,6 +9,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import ingest, rank, vocab
+from wikisum.workflows import checks
 from wikisum.workflows import ingest as ingest_cmd
 from wikisum.workflows import rank as rank_cmd
 
@@ -32,9 +33,10 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ingest_cmd.add_arguments(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--vocab-size", type=int, default=vocab.DEFAULT_SIZE, metavar="N",
+    p.add_argument("--vocab-size", type=checks.count(16), default=vocab.DEFAULT_SIZE, metavar="N",
                    help="vocabulary size, an upper bound (default: %(default)s)")
-    p.add_argument("--max-texts", type=int, default=vocab.DEFAULT_MAX_TEXTS, metavar="N",
+    p.add_argument("--max-texts", type=checks.count(1), default=vocab.DEFAULT_MAX_TEXTS,
+                   metavar="N",
                    help="texts sampled to train the vocabulary (default: %(default)s)")
     p.add_argument("--no-learned", dest="train_learned", action="store_false",
                    help="do not fit the learned extractor")
@@ -48,10 +50,13 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     ingest_dir = FileSystems.join(args.out, "ingest")
     vocab_path = FileSystems.join(args.out, "vocab.model")
     data_dir = FileSystems.join(args.out, "data")
+    ingest_cmd.check_inputs(args, args.out, "build")
     try:
         print(f"build [1/3] ingest -> {ingest_dir}", flush=True)
         summary = ingest.run(ingest_cmd.config_from_args(args, ingest_dir), options)
         print(ingest_cmd.format_summary(summary, ingest_dir))
+        if ingest_cmd.empty(summary, "build", args.allow_empty):
+            return 1
         if not summary["balanced"]:
             print("build: ingest accounting is not balanced; stopping")
             return 1

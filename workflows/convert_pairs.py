@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from wikisum.pipeline import pairs
+from wikisum.workflows import checks
 
 HELP = "headline pairs (*.article.txt / *.title.txt) -> token-id shards (AdaDec's Gigaword data)"
 DESCRIPTION = """\
@@ -43,12 +44,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--vocab", metavar="MODEL",
                    help="sentencepiece model to encode with (default: the one --out records, "
                         "or --out/vocab.model, trained on the train split when missing)")
-    p.add_argument("--vocab-size", type=int, default=pairs.DEFAULT_VOCAB_SIZE, metavar="N",
+    p.add_argument("--vocab-size", type=checks.count(16), default=pairs.DEFAULT_VOCAB_SIZE,
+                   metavar="N",
                    help="BPE types when a vocabulary is trained, an upper bound "
                         "(default: %(default)s)")
-    p.add_argument("--max-texts", type=int, default=pairs.DEFAULT_MAX_TEXTS, metavar="N",
+    p.add_argument("--max-texts", type=checks.count(1), default=pairs.DEFAULT_MAX_TEXTS,
+                   metavar="N",
                    help="lines sampled to train the vocabulary (default: %(default)s)")
-    p.add_argument("--shards", type=int, default=pairs.DEFAULT_SHARDS, metavar="N",
+    p.add_argument("--shards", type=checks.count(1, 100_000), default=pairs.DEFAULT_SHARDS,
+                   metavar="N",
                    help="shards for this split (default: %(default)s)")
     p.set_defaults(func=run)
 
@@ -69,6 +73,7 @@ def format_summary(summary: dict, out: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
+    checks.output_dir(args.out, "convert-pairs")
     if args.vocab_size < 16:
         raise SystemExit("wikisum convert-pairs: --vocab-size must be at least 16")
     if args.shards < 1:

@@ -9,6 +9,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import crawl
+from wikisum.workflows import checks
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
 DESCRIPTION = """\
@@ -57,20 +58,22 @@ def add_parser(subparsers) -> None:
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
                    help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--per-host-concurrency", type=int, default=d.per_host_concurrency,
+    p.add_argument("--per-host-concurrency", type=checks.count(1, 64),
+                   default=d.per_host_concurrency,
                    metavar="N", help="requests in flight per host (default: %(default)s)")
-    p.add_argument("--delay", type=float, default=d.delay_s, metavar="S",
+    p.add_argument("--delay", type=checks.number(0, 3600), default=d.delay_s, metavar="S",
                    help="seconds between requests to one host (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=d.timeout_s, metavar="S",
+    p.add_argument("--timeout", type=checks.number(0, 3600, low_open=True), default=d.timeout_s,
+                   metavar="S",
                    help="seconds to connect and for each read; a whole request gets "
                         f"{crawl.DEADLINE_FACTOR:g}x (default: %(default)s)")
     p.add_argument("--max-bytes", type=size, default=d.max_bytes, metavar="SIZE",
                    help="body bytes kept per response, e.g. 10MB, 512KB, 4096; a longer body "
                         "is cut and its record marked truncated (default: 10MB)")
-    p.add_argument("--retries", type=int, default=d.retries, metavar="N",
+    p.add_argument("--retries", type=checks.count(0, 20), default=d.retries, metavar="N",
                    help="extra tries on timeouts, connection errors and 5xx, never on 4xx "
                         "(default: %(default)s)")
-    p.add_argument("--backoff", type=float, default=d.backoff_s, metavar="S",
+    p.add_argument("--backoff", type=checks.number(0, 3600), default=d.backoff_s, metavar="S",
                    help="wait before the first retry, doubled for each next one "
                         "(default: %(default)s)")
     p.add_argument("--user-agent", default=d.user_agent, metavar="UA",
@@ -83,7 +86,7 @@ def add_parser(subparsers) -> None:
                    help="accept any TLS certificate (old cited sites often have expired ones)")
     p.add_argument("--warc-part-bytes", type=size, default=d.warc_part_bytes, metavar="SIZE",
                    help="start a new WARC part past this size (default: 1GB)")
-    p.add_argument("--log-shards", type=int, default=d.log_shards, metavar="N",
+    p.add_argument("--log-shards", type=checks.count(1, 10_000), default=d.log_shards, metavar="N",
                    help="log files per run (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)
 
@@ -110,6 +113,8 @@ def config_from_args(args) -> crawl.CrawlConfig:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
+    checks.output_dir(args.out, "crawl")
+    checks.input_files(args.urls, "--urls", "crawl")
     config = config_from_args(args)
     options = PipelineOptions(beam_argv or [])
     try:

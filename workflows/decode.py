@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from wikisum.workflows import checks
+
 HELP = "summaries of a split by a trained run (batched beam search), as JSON lines"
 DESCRIPTION = """\
 Decode a split of the run's dataset (or --data) with the run's latest checkpoint: batched beam
@@ -38,20 +40,23 @@ def add_parser(subparsers) -> None:
     p.add_argument("--run", required=True, metavar="RUN", help="a `wikisum train` --out")
     p.add_argument("--split", default="test", help="split to decode (default: %(default)s)")
     p.add_argument("--out", required=True, metavar="PREDS", help="predictions file (.jsonl)")
-    p.add_argument("--beam", type=int, default=4, help="beam size (default: %(default)s)")
-    p.add_argument("--alpha", type=float, default=0.6,
+    p.add_argument("--beam", type=checks.count(1), default=4,
+                   help="beam size (default: %(default)s)")
+    p.add_argument("--alpha", type=checks.number(0, 10), default=0.6,
                    help="length penalty exponent (default: %(default)s)")
-    p.add_argument("--max-len", type=int, default=500, metavar="N",
+    p.add_argument("--max-len", type=checks.count(1), default=500, metavar="N",
                    help="most generated tokens, </s> included (default: %(default)s)")
-    p.add_argument("--min-len", type=int, default=0, metavar="N",
+    p.add_argument("--min-len", type=checks.count(0), default=0, metavar="N",
                    help="fewest tokens before </s> (default: %(default)s)")
     p.add_argument("--data", metavar="DIR",
                    help="dataset directory (default: the one the run was trained on)")
-    p.add_argument("--batch-size", type=int, default=8, metavar="N",
+    p.add_argument("--batch-size", type=checks.count(1), default=8, metavar="N",
                    help="examples decoded together (default: %(default)s)")
-    p.add_argument("--limit", type=int, metavar="N", help="decode the first N examples only")
+    p.add_argument("--limit", type=checks.count(1), metavar="N",
+                   help="decode the first N examples only")
     p.add_argument("--wfe", action="store_true", help="word-frequency-constrained decoding")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda (default: %(default)s)")
+    p.add_argument("--device", type=checks.device, default="auto",
+                   help="auto, cpu, cuda, cuda:N (default: %(default)s)")
     p.set_defaults(func=run)
 
 

@@ -12,6 +12,8 @@ import shutil
 import time
 from pathlib import Path
 
+from wikisum.workflows import checks
+
 HELP = "run the whole system on the generated sample corpus"
 DESCRIPTION = """\
 Run every stage of wikisum on a generated sample corpus and print where the outputs are:
@@ -35,13 +37,13 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="wikisum-demo", metavar="DIR",
                    help="directory for every output of the demo (default: %(default)s)")
-    p.add_argument("--articles", type=int, default=60, metavar="N",
+    p.add_argument("--articles", type=checks.count(1), default=60, metavar="N",
                    help="articles in the sample corpus (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the sample corpus (default: %(default)s)")
-    p.add_argument("--vocab-size", type=int, default=4000, metavar="N",
+    p.add_argument("--vocab-size", type=checks.count(16), default=4000, metavar="N",
                    help="subword vocabulary size for the small sample (default: %(default)s)")
-    p.add_argument("--train-steps", type=int, default=300, metavar="N",
+    p.add_argument("--train-steps", type=checks.count(1), default=300, metavar="N",
                    help="optimizer steps of the short T-DMCA run (default: %(default)s)")
     p.set_defaults(func=run)
 

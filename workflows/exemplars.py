@@ -7,6 +7,7 @@ import logging
 import time
 
 from wikisum.pipeline import exemplars
+from wikisum.workflows import checks
 
 HELP = "retrieve each example's most similar training example (AdaDec's exemplars)"
 DESCRIPTION = """\
@@ -37,13 +38,15 @@ def add_parser(subparsers) -> None:
                    help="ranked datasets: extractor of the model input (default: %(default)s)")
     p.add_argument("--corpus", default=exemplars.DEFAULT_CORPUS,
                    help="ranked datasets: corpus of the model input (default: %(default)s)")
-    p.add_argument("--max-input-tokens", type=int, default=exemplars.DEFAULT_MAX_INPUT_TOKENS,
+    p.add_argument("--max-input-tokens", type=checks.count(1),
+                   default=exemplars.DEFAULT_MAX_INPUT_TOKENS,
                    metavar="L", help="ranked datasets: input length L (default: %(default)s)")
-    p.add_argument("--block-size", type=int, metavar="N",
+    p.add_argument("--block-size", type=checks.count(1), metavar="N",
                    help="queries per block (default: as many as keep one block's similarities "
                         f"under {exemplars.DEFAULT_MAX_CELLS:,} floats, at most "
                         f"{exemplars.MAX_BLOCK})")
-    p.add_argument("--workers", type=int, default=exemplars.default_workers(), metavar="N",
+    p.add_argument("--workers", type=checks.count(1), default=exemplars.default_workers(),
+                   metavar="N",
                    help="threads, one block each (default: the usable CPUs, at most 8: "
                         "%(default)s here)")
     p.set_defaults(func=run)

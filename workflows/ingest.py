@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import ingest
 from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
+from wikisum.workflows import checks
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\
@@ -52,20 +54,55 @@ def add_arguments(p) -> None:
                    help="WET files with text conversions (repeatable)")
     p.add_argument("--search-results", metavar="JSONL",
                    help='search results, one {"title": ..., "urls": [...]} per line')
-    p.add_argument("--clone-threshold", type=float, default=0.5, metavar="R",
+    p.add_argument("--clone-threshold", type=checks.number(0, 1), default=0.5, metavar="R",
                    help="drop a reference whose unigram recall of the lead exceeds R "
                         "(default: %(default)s)")
-    p.add_argument("--num-shards", type=int, default=ingest.DEFAULT_SHARDS, metavar="N",
+    p.add_argument("--num-shards", type=checks.count(1, 100_000), default=ingest.DEFAULT_SHARDS,
+                   metavar="N",
                    help="article shards to write (default: %(default)s)")
     p.add_argument("--lang", default="en", help="Wikipedia language code (default: %(default)s)")
-    p.add_argument("--max-page-bytes", type=int, default=DEFAULT_MAX_PAGE_BYTES, metavar="B",
+    p.add_argument("--max-page-bytes", type=checks.count(1), default=DEFAULT_MAX_PAGE_BYTES,
+                   metavar="B",
                    help="captures larger than this are dropped as too_large "
                         "(default: %(default)s)")
-    p.add_argument("--page-timeout", type=float, default=CleanConfig.timeout_s, metavar="S",
+    p.add_argument("--page-timeout", type=checks.number(0, 3600, low_open=True),
+                   default=CleanConfig.timeout_s, metavar="S",
                    help="seconds allowed for extracting one page's text "
                         "(default: %(default)s)")
-    p.add_argument("--min-words", type=int, default=CleanConfig.min_words, metavar="N",
+    p.add_argument("--min-words", type=checks.count(0), default=CleanConfig.min_words,
+                   metavar="N",
                    help="paragraphs with fewer words are dropped (default: %(default)s)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 even when the dump yields no article (by default an empty "
+                        "output is an error: a wrong or garbled dump)")
+
+
+def check_inputs(args, out: str, command: str) -> None:
+    """Inputs and the output directory, before any work."""
+    checks.output_dir(out, command)
+    checks.input_files(args.wiki, "--wiki", command)
+    checks.input_files(args.warc, "--warc", command)
+    checks.input_files(args.wet, "--wet", command)
+    if args.search_results:
+        checks.input_files([args.search_results], "--search-results", command)
+
+
+def empty(summary: dict, command: str, allow_empty: bool) -> bool:
+    """Warn when the output holds no article; True when that is an error: the dump yielded no
+    article at all (a wrong or garbled dump), unless ``allow_empty``."""
+    pages = summary["stages"].get("pages", {"kept": 0, "dropped": {}})
+    kept = pages.get("kept", 0)
+    parsed = kept + sum(pages.get("dropped", {}).get(k, 0)
+                        for k in ingest.ARTICLE_OUTCOMES if k != "kept")
+    if kept:
+        return False
+    if parsed:
+        print(f"wikisum {command}: warning: none of the dump's {parsed} articles has a "
+              "reference found in the WARC/WET input", file=sys.stderr)
+        return False
+    print(f"wikisum {command}: warning: the dump yielded no article (is it a pages-articles "
+          "dump? --allow-empty accepts an empty output)", file=sys.stderr)
+    return not allow_empty
 
 
 def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
@@ -84,12 +121,15 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
     config = config_from_args(args)
+    check_inputs(args, config.out, "ingest")
     options = PipelineOptions(beam_argv or [])
     try:
         summary = ingest.run(config, options)
     except FileNotFoundError as exc:
         raise SystemExit(f"wikisum ingest: {exc}") from exc
     print(format_summary(summary, config.out))
+    if empty(summary, "ingest", args.allow_empty):
+        return 1
     return 0 if summary["balanced"] else 1
 
 

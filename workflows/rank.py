@@ -11,6 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from wikisum import extractors
 from wikisum.extractors import learned
 from wikisum.pipeline import ingest, rank, shards
+from wikisum.workflows import checks
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
 # Every registered extractor, so that a new one is listed without editing this text.
@@ -48,9 +49,10 @@ def add_arguments(p) -> None:
                         "OUT/learned.pkl) and rank with it too")
     p.add_argument("--learned", metavar="PATH",
                    help="rank with this learned-extractor model as well")
-    p.add_argument("--learned-articles", type=int, default=learned.DEFAULT_MAX_ARTICLES,
+    p.add_argument("--learned-articles", type=checks.count(1), default=learned.DEFAULT_MAX_ARTICLES,
                    metavar="N", help="train articles sampled to fit it (default: %(default)s)")
-    p.add_argument("--rank-shards", type=int, default=rank.DEFAULT_SHARDS, metavar="N",
+    p.add_argument("--rank-shards", type=checks.count(1, 100_000), default=rank.DEFAULT_SHARDS,
+                   metavar="N",
                    help="shards per split (default: %(default)s)")
 
 
@@ -69,8 +71,7 @@ def learned_model(args, ingest_dir: str, out: str) -> str | None:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
-    if args.rank_shards < 1:
-        raise SystemExit("wikisum rank: --rank-shards must be at least 1")
+    checks.output_dir(args.out, "rank")
     try:
         model = learned_model(args, args.ingest_dir, args.out)
         config = rank.RankConfig(args.ingest_dir, args.vocab, args.out, model, args.rank_shards)

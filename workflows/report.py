@@ -10,6 +10,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import report, report_render, shards
+from wikisum.workflows import checks
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
 DESCRIPTION = """\
@@ -57,9 +58,10 @@ def add_parser(subparsers) -> None:
                    metavar="L,L,...",
                    help="input lengths for the recall curves, in subword tokens (default: "
                         f"{','.join(map(str, report.DEFAULT_LENGTHS))})")
-    p.add_argument("--sample", type=int, default=None, metavar="N",
+    p.add_argument("--sample", type=checks.count(1), default=None, metavar="N",
                    help="score only N articles of the split, a fixed sample (default: all)")
-    p.add_argument("--bootstrap", type=int, default=report.BOOTSTRAP_SAMPLES, metavar="B",
+    p.add_argument("--bootstrap", type=checks.count(1), default=report.BOOTSTRAP_SAMPLES,
+                   metavar="B",
                    help="bootstrap resamples for the confidence intervals (default: "
                         "%(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
@@ -68,8 +70,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
-    if args.sample is not None and args.sample < 1:
-        raise SystemExit("wikisum report: --sample must be at least 1")
+    checks.output_dir(args.out, "report")
     config = report.ReportConfig(args.data, args.out, args.split, tuple(args.lengths),
                                  args.sample, args.bootstrap, args.seed)
     print(f"report: scoring the {args.split} split of {args.data} ...", flush=True)

@@ -6,6 +6,7 @@ import argparse
 import time
 
 from wikisum.pipeline.sample import corpus
+from wikisum.workflows import checks
 
 HELP = "write a small, deterministic WikiSum input corpus (dump, WARC, WET, search results)"
 DESCRIPTION = f"""\
@@ -28,7 +29,7 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (created if absent; files in it are overwritten)")
-    p.add_argument("--articles", type=int, default=60, metavar="N",
+    p.add_argument("--articles", type=checks.count(1), default=60, metavar="N",
                    help="number of articles to generate (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="random seed; one seed, one corpus (default: %(default)s)")

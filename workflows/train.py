@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from wikisum import models
+from wikisum.workflows import checks
 
 HELP = "train (or resume) an abstractive model on a dataset into a self-contained run directory"
 DESCRIPTION = f"""\
@@ -50,9 +51,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="RUN", help="the run directory")
     p.add_argument("--preset", choices=models.PRESETS,
                    help=f"model size (default: {d['preset']})")
-    p.add_argument("--steps", type=int, metavar="N",
+    p.add_argument("--steps", type=checks.count(1), metavar="N",
                    help=f"optimizer updates in all (default: {d['steps']})")
-    p.add_argument("--stop-after", type=int, metavar="N",
+    p.add_argument("--stop-after", type=checks.count(1), metavar="N",
                    help="stop after N updates in this invocation, with a checkpoint; run again "
                         "to go on (default: run to --steps)")
     p.add_argument("--config", metavar="FILE", help="settings file (.yaml, .yml, .toml, .json)")
@@ -60,12 +61,13 @@ def add_parser(subparsers) -> None:
                    help="train the word-frequency estimator jointly (model config wfe=true)")
     p.add_argument("--extractor", help=f"paragraph ranking (default: {d['extractor']})")
     p.add_argument("--corpus", help=f"citations, search or combined (default: {d['corpus']})")
-    p.add_argument("--max-input-tokens", type=int, metavar="L",
+    p.add_argument("--max-input-tokens", type=checks.count(1), metavar="L",
                    help=f"input length L in subwords (default: {d['max_input_tokens']})")
-    p.add_argument("--batch-tokens", type=int, metavar="N",
+    p.add_argument("--batch-tokens", type=checks.count(1), metavar="N",
                    help="token budget of a batch, padding included "
                         f"(default: {d['batch_tokens']})")
-    p.add_argument("--device", help=f"auto, cpu, cuda or cuda:N (default: {d['device']})")
+    p.add_argument("--device", type=checks.device,
+                   help=f"auto, cpu, cuda or cuda:N (default: {d['device']})")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="TrainConfig or model config settings, after the flags")
     p.set_defaults(func=run)

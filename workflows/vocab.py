@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from wikisum.pipeline import vocab
+from wikisum.workflows import checks
 
 HELP = "train the subword vocabulary (sentencepiece) on ingested leads and paragraphs"
 DESCRIPTION = """\
@@ -24,10 +25,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--in", dest="ingest_dir", required=True, metavar="DIR",
                    help="output directory of `wikisum ingest`")
     p.add_argument("--out", required=True, metavar="MODEL", help="sentencepiece model to write")
-    p.add_argument("--size", type=int, default=vocab.DEFAULT_SIZE, metavar="N",
+    p.add_argument("--size", type=checks.count(16), default=vocab.DEFAULT_SIZE, metavar="N",
                    help="vocabulary size; an upper bound on small corpora "
                         "(default: %(default)s)")
-    p.add_argument("--max-texts", type=int, default=vocab.DEFAULT_MAX_TEXTS, metavar="N",
+    p.add_argument("--max-texts", type=checks.count(1), default=vocab.DEFAULT_MAX_TEXTS,
+                   metavar="N",
                    help="texts sampled for training (default: %(default)s)")
     p.set_defaults(func=run)
 

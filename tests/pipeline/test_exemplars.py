@@ -221,8 +221,9 @@ def test_missing_row_in_exemplars_file_is_a_clear_error(pairs_data):
 
 
 def test_bad_options_and_missing_train_are_clear_errors(tmp_path, pairs_data):
-    with pytest.raises(SystemExit, match="--block-size must be at least 1"):
+    with pytest.raises(SystemExit) as usage:
         cli.main(["exemplars", "--data", str(pairs_data), "--block-size", "0"])
+    assert usage.value.code == 2
     with pytest.raises(SystemExit, match="dataset.json not found"):
         cli.main(["exemplars", "--data", str(tmp_path / "nothing")])
     for shard in pairs_data.glob("train-*.parquet"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bz2
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -235,7 +236,8 @@ def test_job_survives_corrupt_inputs(sample_corpus, tmp_path):
     out = tmp_path / "out"
     assert cli.main(["ingest", "--wiki", str(bad / "dump.xml.bz2"),
                      "--warc", str(bad / "*.warc.gz"), "--warc", str(sample / "warc" / "*.gz"),
-                     "--search-results", str(bad / "search.jsonl"), "--out", str(out)]) == 0
+                     "--search-results", str(bad / "search.jsonl"), "--out", str(out),
+                     "--allow-empty"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["balanced"]
     assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 2}
@@ -279,6 +281,20 @@ def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_c
     assert where["bad_encoding"] == (str(search), "offset 0")
     assert where["not_a_string"] == (str(search), f"offset {len(bad[0]) + len(good)}")
     assert where["line_too_long"] == (str(search), f"offset {len(bad[0] + good + bad[1])}")
+
+
+NO_ARTICLE = re.sub(r"<page><title>Alpha.*?</page>", "", DUMP, flags=re.S).encode()
+
+
+@pytest.mark.parametrize("dump", [b"", b"garbage, not XML at all", NO_ARTICLE],
+                         ids=["empty", "garbage", "redirect_and_talk_only"])
+def test_a_dump_without_articles_is_an_error_unless_allowed(tmp_path, capsys, dump):
+    path = tmp_path / "dump.xml"
+    path.write_bytes(dump)
+    argv = ["ingest", "--wiki", str(path), "--out", str(tmp_path / "out"), "--num-shards", "1"]
+    assert cli.main(argv) == 1
+    assert "the dump yielded no article" in capsys.readouterr().err
+    assert cli.main([*argv, "--allow-empty"]) == 0
 
 
 def test_missing_input_is_a_clear_error(tmp_path):

@@ -54,9 +54,11 @@ def test_sample_command_writes_corpus_and_reports(tmp_path, capsys):
     assert manifest["counts"]["articles"] == 4 and manifest["seed"] == 1
 
 
-def test_sample_rejects_zero_articles(tmp_path):
-    with pytest.raises(SystemExit, match="at least 1"):
+def test_sample_rejects_zero_articles(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
         cli.main(["sample", "--out", str(tmp_path), "--articles", "0"])
+    assert exit_.value.code == 2
+    assert "argument --articles: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
