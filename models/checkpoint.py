@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,31 @@ def checkpoints(run: str) -> list[tuple[int, Path]]:
 def latest_checkpoint(run: str) -> Path | None:
     found = checkpoints(run)
     return found[-1][1] if found else None
+
+
+def latest_readable(run: str, device: str | torch.device = "cpu"
+                    ) -> tuple[Path, dict] | tuple[None, None]:
+    """The newest checkpoint of ``run`` that reads, and its state; an unreadable newer one (a
+    file cut by a full disk or a copy that stopped) is skipped with a warning. (None, None)
+    when the run has no checkpoint.
+
+    Raises:
+        ValueError: there are checkpoints, and none of them reads.
+    """
+    errors = []
+    for _, path in reversed(checkpoints(run)):
+        try:
+            state = read_checkpoint(path, device)
+        except ValueError as exc:
+            errors.append(str(exc))
+            continue
+        for error in errors:
+            print(f"warning: {error}; using the previous checkpoint {path}", file=sys.stderr,
+                  flush=True)
+        return path, state
+    if errors:
+        raise ValueError("no readable checkpoint: " + "; ".join(errors))
+    return None, None
 
 
 def save_atomically(obj: Any, path: Path) -> None:
@@ -117,16 +143,16 @@ def load(path: str, device: str = "cpu", factory=models) -> Loaded:
     """A trained model from a run directory (its latest checkpoint) or a checkpoint file."""
     path_ = Path(path)
     if path_.is_dir():
-        ckpt = latest_checkpoint(str(path_))
+        ckpt, state = latest_readable(str(path_), device)
         if ckpt is None:
             raise FileNotFoundError(f"no checkpoint in {path_ / 'checkpoints'}: has `wikisum "
                                     f"train --out {path}` saved one yet?")
         run = path_
     elif path_.is_file():
         ckpt, run = path_, path_.parent.parent
+        state = read_checkpoint(ckpt, device)
     else:
         raise FileNotFoundError(f"{path} is neither a run directory nor a checkpoint file")
-    state = read_checkpoint(ckpt, device)
     model = factory.from_config(state["model_name"], state["model_config"])
     model.load_state_dict(state["model"])
     model.to(device).eval()

@@ -66,6 +66,9 @@ class TrainConfig:
     eval_every: int = 1000  # updates between dev perplexities (also at the last step); 0: never
     dev_examples: int | None = 500  # dev examples per evaluation (None: the whole split)
     checkpoint_every: int = 1000  # updates (and always at the end of an invocation)
+    # Also when this many minutes passed since the last checkpoint (0: never), and always when
+    # the process is asked to stop (SIGTERM, SIGINT): a killed run loses minutes, not hours.
+    checkpoint_minutes: float = 10.0
     keep_checkpoints: int = 5
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
@@ -79,7 +82,8 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("shuffle_buffer", "eval_every", "clip_norm", "weight_decay", "adam_eps"):
+        for name in ("shuffle_buffer", "eval_every", "clip_norm", "weight_decay", "adam_eps",
+                     "checkpoint_minutes"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
         for name in ("stop_after", "max_target_tokens", "dev_examples"):

@@ -26,6 +26,9 @@ import json
 import math
 import os
 import random
+import signal
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -46,9 +49,8 @@ from wikisum.models.checkpoint import (
     CHECKPOINT_FORMAT,
     Loaded,
     checkpoints,
-    latest_checkpoint,
+    latest_readable,
     load,
-    read_checkpoint,
     rng_state,
     save_atomically,
     set_rng_state,
@@ -69,7 +71,7 @@ from wikisum.pipeline.loader import Dataset
 # it reports, never what a step computes.
 RESUMABLE_CHANGES = frozenset({
     "data", "out", "steps", "stop_after", "log_every", "eval_every", "dev_examples",
-    "checkpoint_every", "keep_checkpoints", "device", "tensorboard"})
+    "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "tensorboard"})
 # Model config fields set from the dataset's special ids when the model has them.
 SPECIAL_ID_FIELDS = {"pad_id": "pad", "unk_id": "unk", "bos_id": "bos", "eos_id": "eos",
                      "title_sep_id": "title_sep", "sep_id": "sep"}
@@ -178,10 +180,40 @@ def train(config: TrainConfig, factory=models) -> dict:
     """
     procs = processes(config.device)
     try:
-        return _Trainer(config, factory, procs).run()
+        trainer = _Trainer(config, factory, procs)
+        with _stop_on_signals(trainer):
+            return trainer.run()
     finally:
         if procs.started_group:
             dist.destroy_process_group()
+
+
+@contextlib.contextmanager
+def _stop_on_signals(trainer: _Trainer):
+    """SIGTERM (a scheduler preempting the job, `kill`) and SIGINT (Ctrl-C) finish the update in
+    progress, write a checkpoint and stop: the run resumes from there. A second signal stops at
+    once, as before. Only where signals can be handled (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+
+    def handler(signum, frame):
+        if trainer.stop_signal is not None:  # asked twice: give up at once
+            signal.signal(signum, previous[signum])
+            signal.raise_signal(signum)
+            return
+        trainer.stop_signal = signal.Signals(signum).name
+        print(f"{trainer.stop_signal}: checkpointing after this update, then stopping "
+              "(again to stop at once)", file=sys.stderr, flush=True)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 class _Trainer:
@@ -195,14 +227,16 @@ class _Trainer:
         self.name = config.model
         # The order of these steps is the order of what they draw from the RNGs: keep it, or a
         # resumed run stops being bit-identical to an uninterrupted one.
-        ckpt = latest_checkpoint(config.out)
-        state = read_checkpoint(ckpt) if ckpt else None
+        ckpt, state = latest_readable(config.out)
         self.model = self._load_or_init(state, ckpt, factory).to(procs.device)
         self.optimizer, self.scheduler = self._optimizer()
         position, skipped_before = self._restore(state, ckpt)
         self.stream = batching.BatchStream(self._epoch, position, skipped_before)
         self.net, self.autocast = self._distribute()
         self.saved_step = self.step if state is not None else None
+        self.saved_at = time.monotonic()
+        self.stop_signal: str | None = None  # set by the SIGTERM / SIGINT handler
+        self.stopped: str | None = None
         self.last_ckpt = ckpt
         if procs.main:
             self._prepare_run_dir(state is None)
@@ -338,6 +372,7 @@ class _Trainer:
             self.log.write({"step": self.step, "event": "checkpoint", "path": str(path)})
         self.last_ckpt = path
         self.saved_step = self.step
+        self.saved_at = time.monotonic()
 
     # -- steps -----------------------------------------------------------------------------
 
@@ -446,8 +481,15 @@ class _Trainer:
                     last["dev"] = dev
                     self.log.write(dev, f"dev {self.name} step {self.step} "
                                         f"ppl {dev['dev_ppl']:.3f}")
-            if self.step % c.checkpoint_every == 0:
+            time_due = bool(c.checkpoint_minutes) and (
+                time.monotonic() - self.saved_at >= 60 * c.checkpoint_minutes)
+            # Every rank must agree (a checkpoint gathers from all of them): one all-reduce.
+            due, stop = self.procs.all_sum([float(time_due), float(self.stop_signal is not None)])
+            if self.step % c.checkpoint_every == 0 or due:
                 self._save()
+            if stop:
+                self.stopped = self.stop_signal or "signal on another rank"
+                break
         if self.saved_step != self.step:
             self._save()
         skipped = self.procs.all_sum([float(v) for v in self._skip_values()])
@@ -461,6 +503,7 @@ class _Trainer:
             "skipped": dict(zip(self._skip_keys(), map(int, skipped), strict=True)),
             "checkpoint": str(self.last_ckpt) if self.last_ckpt else None,
             "seconds": time.perf_counter() - started,
+            "stopped_by": self.stopped,
         }
         if self.procs.main:
             self.log.write({"step": self.step, "event": "end", "skipped": summary["skipped"]})

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from wikisum import models
 from wikisum.workflows import checks
@@ -91,4 +92,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"wikisum train: {exc}") from exc
     if summary["rank"] == 0:  # under torchrun every rank returns here; one line is enough
         print(training.summary_line(summary))
+    if summary.get("stopped_by"):
+        if summary["rank"] == 0:
+            print(f"train: stopped by {summary['stopped_by']} at step {summary['step']}, "
+                  f"checkpoint {summary['checkpoint']}; run the same command to resume",
+                  file=sys.stderr)
+        return 128 + 15 if summary["stopped_by"] == "SIGTERM" else 128 + 2
     return 0

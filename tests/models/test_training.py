@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from collections import Counter
 from pathlib import Path
 
@@ -151,6 +152,46 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(uninterrupted, toy_data, 
     assert losses(out) == losses(whole)
     a, b = weights(whole), weights(out)
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_sigterm_checkpoints_after_the_update_and_the_run_resumes_bit_identical(
+        uninterrupted, toy_data, tmp_path):
+    whole, _, _ = uninterrupted
+    out = tmp_path / "preempted"
+    stopped = training.train(config(toy_data, out), Recording(signal_at=9))  # update 5
+    assert (stopped["stopped_by"], stopped["step"], stopped["complete"]) == ("SIGTERM", 5, False)
+    assert checkpoint.latest_checkpoint(str(out)).name == "step-5.pt"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
+    resumed = training.train(config(toy_data, out), TOY)
+    assert resumed["resumed_from"] == 5 and resumed["complete"]
+    assert losses(out) == losses(whole)
+    a, b = weights(whole), weights(out)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_time_based_checkpoint_is_written_between_step_checkpoints(toy_data, tmp_path):
+    out = tmp_path / "timed"
+    training.train(config(toy_data, out, steps=3, checkpoint_every=1000, keep_checkpoints=5,
+                          checkpoint_minutes=1e-9), TOY)
+    saved = [r["step"] for r in log(out) if r.get("event") == "checkpoint"]
+    assert saved == [1, 2, 3]
+
+
+def test_an_unreadable_last_checkpoint_falls_back_to_the_previous_one(uninterrupted, toy_data,
+                                                                    tmp_path, capsys):
+    whole, _, _ = uninterrupted
+    out = tmp_path / "cut"
+    shutil.copytree(whole, out)
+    newest = checkpoint.latest_checkpoint(str(out))
+    newest.write_bytes(newest.read_bytes()[:1000])  # a copy that stopped half-way
+    loaded = checkpoint.load(str(out), factory=TOY)
+    assert loaded.step == 6 and f"cannot read checkpoint {newest}" in capsys.readouterr().err
+    again = training.train(config(toy_data, out), TOY)
+    assert again["resumed_from"] == 6 and again["complete"]
+    for path in out.glob("checkpoints/*.pt"):
+        path.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="no readable checkpoint"):
+        checkpoint.load(str(out), factory=TOY)
 
 
 def test_resuming_with_other_settings_is_an_error(uninterrupted, toy_data, tmp_path):

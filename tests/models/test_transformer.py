@@ -77,12 +77,17 @@ def test_no_later_token_changes_an_earlier_output(case, length):
 
 
 def test_training_mode_with_experts_and_dropout_is_causal_too():
-    """Train mode: gate noise (same seed), capacity drops shared by the batch, no dropout."""
-    model = build("t-dmca", block_size=4, moe_layers=[0, 1], capacity_factor=0.5).train()
+    """Train mode: dropout and gate noise (drawn alike from the same seed), capacity drops
+    shared by the batch: still no later token reaches an earlier output."""
+    model = build("t-dmca", block_size=4, moe_layers=[0, 1], capacity_factor=0.5,
+                  dropout=0.3).train()
+    assert model.config.dropout == 0.3
     gen = torch.Generator().manual_seed(0)
     tokens = torch.randint(6, V, (2, 40), generator=gen)
     torch.manual_seed(1)
     logits = model(tokens)
+    torch.manual_seed(2)
+    assert not torch.allclose(model(tokens), logits)  # dropout and noise are really on
     for t in (3, 17, 30):
         changed = tokens.clone()
         changed[:, t + 1:] = torch.randint(6, V, (2, 39 - t), generator=gen)

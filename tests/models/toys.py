@@ -4,7 +4,9 @@ ranked dataset: what the training, config and checkpoint tests run on (imported 
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,7 @@ class Toy(nn.Module):
         self.drop = nn.Dropout(config.dropout)
         self.calls = 0
         self.crash_after: int | None = None
+        self.signal_at: int | None = None  # the forward pass during which SIGTERM arrives
         self.shapes: list[tuple[int, int, int]] = []  # (B, S, T) of training batches
 
     def _context(self, batch: Batch) -> torch.Tensor:
@@ -70,6 +73,8 @@ class Toy(nn.Module):
         if self.training:
             self.calls += 1
             self.shapes.append((batch.size, batch.sources.shape[1], batch.targets.shape[1]))
+            if self.signal_at == self.calls:
+                os.kill(os.getpid(), signal.SIGTERM)
             if self.crash_after is not None and self.calls > self.crash_after:
                 raise Killed(f"killed at forward pass {self.calls}")
         bos = torch.full((batch.size, 1), self.config.bos_id, dtype=torch.long)
@@ -111,12 +116,14 @@ TOY = types.SimpleNamespace(build=toy_build, from_config=toy_from_config)
 class Recording:
     """A factory that keeps the models it makes (and can arm them to crash)."""
 
-    def __init__(self, crash_after: int | None = None):
+    def __init__(self, crash_after: int | None = None, signal_at: int | None = None):
         self.made: list[Toy] = []
         self.crash_after = crash_after
+        self.signal_at = signal_at
 
     def _keep(self, model: Toy) -> Toy:
         model.crash_after = self.crash_after
+        model.signal_at = self.signal_at
         self.made.append(model)
         return model
 
