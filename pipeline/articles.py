@@ -11,14 +11,17 @@ from wikisum.pipeline.wikitext import parse_article
 def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Article | str:
     """The article of a dump page, or why it is dropped.
 
-    Returns one of the drop reasons ``non_article_namespace``, ``redirect``, ``disambiguation``,
-    ``empty_lead`` instead of an article. Pages without references are only known after the join
-    with the search results, so that check is the join's.
+    Returns one of the drop reasons ``non_article_namespace``, ``redirect``, ``too_large`` (its
+    text was over the reader's limit), ``disambiguation``, ``empty_lead`` instead of an article.
+    Pages without references are only known after the join with the search results, so that
+    check is the join's.
     """
     if page.ns != 0:
         return "non_article_namespace"
     if page.redirect is not None:
         return "redirect"
+    if page.too_large:
+        return "too_large"
     parsed = parse_article(page.title, page.text, lang=lang)
     if parsed.is_redirect:
         return "redirect"

@@ -1,18 +1,23 @@
 """Streaming reader of MediaWiki XML dumps (pages-articles).
 
-The dump is parsed incrementally with ``xml.etree.ElementTree.iterparse`` and every finished
-``<page>`` is released at once, so memory stays flat whatever the dump's size. The parser (expat)
-takes the encoding from the byte-order mark or the XML declaration, so UTF-16 dumps read as
-UTF-8 ones do. Decompression (bz2, gzip) is the caller's: Beam's ``FileSystems.open`` does it from
-the file extension.
+The dump is parsed incrementally with expat, a chunk at a time, and every finished ``<page>`` is
+yielded and released, so memory stays flat whatever the dump's size; a page's text is kept only
+up to ``max_text_bytes`` (a longer page comes with ``too_large`` and no text), so one huge page
+cannot take the memory either. Expat takes the encoding from the byte-order mark or the XML
+declaration, so UTF-16 dumps read as UTF-8 ones do. Decompression (bz2, gzip) is the caller's:
+Beam's ``FileSystems.open`` does it from the file extension.
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
+from xml.parsers import expat
+
+CHUNK_BYTES = 1 << 20
+DEFAULT_MAX_TEXT_BYTES = 8 * 1024 * 1024  # Wikipedia's largest articles are about 1.5 MB
+FIELD_CHARS = 4096  # title, ns, id: longer values are cut (they are never that long)
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,7 @@ class RawPage:
     redirect: str | None  # the <redirect title=...> element's target, if any
     text: str
     position: int  # 0-based index of the page in its file
+    too_large: bool = False  # the text was over the limit: not kept
 
 
 class DumpError(ValueError):
@@ -36,57 +42,105 @@ class DumpError(ValueError):
 
 
 def _local(tag: str) -> str:
-    # Tags carry the export schema's namespace ({http://www.mediawiki.org/xml/export-0.10/}page);
-    # versions differ between dumps, so compare local names only.
-    return tag.rsplit("}", 1)[-1]
+    # A prefixed tag (mw:page) or a namespaced one ({uri}page): compare local names only, since
+    # export schema versions differ between dumps.
+    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1]
 
 
-def iter_pages(stream: BinaryIO) -> Iterator[RawPage]:
+class _PageCollector:
+    """Expat callbacks that build one page at a time, its text bounded."""
+
+    def __init__(self, max_text_bytes: int):
+        self.max_text_bytes = max_text_bytes
+        self.pages: list[RawPage] = []
+        self.path: list[str] = []
+        self.position = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.fields: dict[str, list[str]] = {}
+        self.redirect: str | None = None
+        self.text: list[str] = []
+        self.text_bytes = 0
+        self.too_large = False
+
+    def start(self, name: str, attrs: dict) -> None:
+        name = _local(name)
+        self.path.append(name)
+        if name == "page":
+            self._reset()
+        elif name == "redirect" and "page" in self.path:
+            self.redirect = attrs.get("title") or ""
+        elif name == "text" and "revision" in self.path:
+            # pages-articles holds one revision; with several (a history dump), keep the last.
+            self.text, self.text_bytes, self.too_large = [], 0, False
+
+    def end(self, name: str) -> None:
+        name = _local(name)
+        self.path.pop()
+        if name == "page":
+            f = {k: "".join(v) for k, v in self.fields.items()}
+            self.pages.append(RawPage(_int(f.get("id")), f.get("title", ""), _int(f.get("ns")),
+                                      self.redirect, "".join(self.text), self.position,
+                                      self.too_large))
+            self.position += 1
+            self._reset()
+
+    def chars(self, data: str) -> None:
+        if len(self.path) < 2 or "page" not in self.path:
+            return
+        name, parent = self.path[-1], self.path[-2]
+        if name == "text" and parent == "revision":
+            if self.too_large:
+                return
+            self.text_bytes += len(data.encode("utf-8"))
+            if self.text_bytes > self.max_text_bytes:
+                self.too_large, self.text = True, []
+            else:
+                self.text.append(data)
+        elif parent == "page" and name in ("title", "ns", "id"):
+            kept = self.fields.setdefault(name, [])
+            if sum(map(len, kept)) < FIELD_CHARS:
+                kept.append(data)
+
+
+def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
+               ) -> Iterator[RawPage]:
     """Yield every page of a dump in file order.
+
+    Args:
+        stream: the (decompressed) dump.
+        max_text_bytes: a page whose wikitext is longer (in UTF-8 bytes) comes with
+            ``too_large`` set and no text; memory is bounded by this, not by the page.
 
     Raises:
         DumpError: at the first point where the XML is malformed or the file ends early; pages
             before it have been yielded.
     """
-    position = 0
-    root = None
+    pages = _PageCollector(max_text_bytes)
+    parser = expat.ParserCreate()
+    parser.buffer_text = True
+    parser.StartElementHandler = pages.start
+    parser.EndElementHandler = pages.end
+    parser.CharacterDataHandler = pages.chars
     try:
-        for event, elem in ET.iterparse(stream, events=("start", "end")):
-            if root is None:
-                root = elem
-            if event != "end" or _local(elem.tag) != "page":
-                continue
-            yield _page(elem, position)
-            position += 1
-            # Drop the finished page and every earlier sibling: the root would otherwise keep
-            # an (empty) element per page, which adds up to gigabytes on a full dump.
-            root.clear()
-    except ET.ParseError as exc:
-        raise DumpError(f"malformed XML after {position} pages: {exc}", position) from exc
+        while True:
+            chunk = stream.read(CHUNK_BYTES)
+            parser.Parse(chunk, not chunk)
+            yield from pages.pages
+            pages.pages.clear()
+            if not chunk:
+                return
+    except expat.ExpatError as exc:
+        yield from pages.pages  # the pages finished before the error
+        raise DumpError(f"malformed XML after {pages.position} pages: {exc}",
+                        pages.position) from exc
     except EOFError as exc:  # a compressed stream that ends early
-        raise DumpError(f"unexpected end of file after {position} pages: {exc}", position) from exc
+        raise DumpError(f"unexpected end of file after {pages.position} pages: {exc}",
+                        pages.position) from exc
     except OSError as exc:  # corrupt compressed data
-        raise DumpError(f"unreadable data after {position} pages: {exc}", position) from exc
-
-
-def _page(elem: ET.Element, position: int) -> RawPage:
-    title, ns, page_id, redirect, text = "", 0, 0, None, ""
-    for child in elem:
-        name = _local(child.tag)
-        if name == "title":
-            title = child.text or ""
-        elif name == "ns":
-            ns = _int(child.text)
-        elif name == "id":
-            page_id = _int(child.text)
-        elif name == "redirect":
-            redirect = child.get("title") or ""
-        elif name == "revision":
-            # pages-articles holds one revision; with several (a history dump), keep the last.
-            for field in child:
-                if _local(field.tag) == "text":
-                    text = field.text or ""
-    return RawPage(page_id, title, ns, redirect, text, position)
+        raise DumpError(f"unreadable data after {pages.position} pages: {exc}",
+                        pages.position) from exc
 
 
 def _int(text: str | None) -> int:

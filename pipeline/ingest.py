@@ -38,7 +38,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from wikisum.pipeline import schemas, shards
 from wikisum.pipeline.articles import page_to_article
-from wikisum.pipeline.dumps import DumpError, iter_pages
+from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages
 from wikisum.pipeline.records import (
     CAPTURES,
     LINKS,
@@ -89,6 +89,7 @@ class IngestConfig:
     num_shards: int = DEFAULT_SHARDS
     lang: str = "en"
     clean: CleanConfig = CleanConfig()
+    max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES  # a longer dump page is a dead letter
 
 
 # ------------------------------------------------------------------------------------------
@@ -150,12 +151,15 @@ class _Progress:
 
 
 class ReadPages(Tallying):
+    def __init__(self, max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES):
+        self.max_article_bytes = max_article_bytes
+
     def process(self, path: str):
         self.count(FILES, IN)
         progress = _Progress("pages")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
-                for page in iter_pages(f):
+                for page in iter_pages(f, self.max_article_bytes):
                     progress.tick(path)
                     self.count(PAGES, IN)
                     yield path, page
@@ -602,7 +606,8 @@ def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_pa
     # -- articles
     pages = (p | "WikiFiles" >> beam.Create(wiki_paths)
              | "SpreadWikiFiles" >> beam.Reshuffle()
-             | "ReadPages" >> beam.ParDo(ReadPages()).with_outputs(DEAD, TALLY, main="pages"))
+             | "ReadPages" >> beam.ParDo(ReadPages(config.max_article_bytes)).with_outputs(
+                 DEAD, TALLY, main="pages"))
     parsed = (pages.pages | "SpreadPages" >> beam.Reshuffle()
               | "ParseArticles" >> beam.ParDo(ParseArticles(config.lang)).with_outputs(
                   DEAD, TALLY, main="articles"))

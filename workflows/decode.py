@@ -96,6 +96,51 @@ def chunks(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
+def search_bytes(model_config, beam: int, batch_size: int, max_len: int,
+                 input_tokens: int) -> int:
+    """An estimate of what beam search holds at its largest, in bytes: per hypothesis
+    (batch x beam of them) the log-probabilities and candidate scores over the vocabulary (float32,
+    three copies at a step), the token history, and the attention caches of every layer over the
+    input and the output (keys and values, float32)."""
+    vocab = int(getattr(model_config, "vocab_size", 32000))
+    width = int(getattr(model_config, "d_model", getattr(model_config, "d_hidden", 512)))
+    layers = int(getattr(model_config, "n_layers", 1)) + int(getattr(model_config,
+                                                                     "n_encoder_layers", 0))
+    per_hypothesis = 3 * vocab * 4 + max_len * 8 + 2 * layers * width * (input_tokens
+                                                                          + max_len) * 4
+    return beam * batch_size * per_hypothesis
+
+
+def available_bytes(device) -> int | None:
+    """Free memory of ``device`` (MemAvailable on Linux for the CPU); None when unknown."""
+    try:
+        if getattr(device, "type", str(device)) == "cuda":
+            import torch
+
+            return int(torch.cuda.mem_get_info(device)[0])
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return None
+
+
+def check_memory(model_config, beam: int, batch_size: int, max_len: int, input_tokens: int,
+                 device) -> None:
+    """Refuse a search that cannot fit, with what it would need, before it is killed (by the
+    kernel, with no message) part-way."""
+    need = search_bytes(model_config, beam, batch_size, max_len, input_tokens)
+    have = available_bytes(device)
+    if have is not None and need > 0.8 * have:
+        raise ValueError(f"beam search would need about {need / 2**30:.1f} GiB (--beam {beam} x "
+                         f"--batch-size {batch_size} hypotheses, vocabulary "
+                         f"{getattr(model_config, 'vocab_size', '?')}, --max-len {max_len}), "
+                         f"more than the {have / 2**30:.1f} GiB free on {device}: lower --beam "
+                         "or --batch-size")
+
+
 def decode(run: str, split: str, out: str, *, beam: int = 4, alpha: float = 0.6,
            max_len: int = 500, min_len: int = 0, data: str | None = None, batch_size: int = 8,
            limit: int | None = None, wfe: bool = False, device: str = "auto",
@@ -116,6 +161,8 @@ def decode(run: str, split: str, out: str, *, beam: int = 4, alpha: float = 0.6,
             raise ValueError(f"{name} must be at least 1, got {value}")
     loaded = checkpoint.load(run, str(runtime.resolve_device(device)), factory or models)
     model, tokenizer, config = loaded.model, loaded.tokenizer, loaded.train_config
+    check_memory(loaded.config, beam, batch_size, max_len, config.max_input_tokens,
+                 next(model.parameters()).device)
     dataset = Dataset(data or config.data)
     eos_id = int(dataset.special_ids["eos"])
     search = search or default_search(beam=beam, alpha=alpha, max_len=max_len, min_len=min_len,

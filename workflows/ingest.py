@@ -9,6 +9,7 @@ import sys
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import ingest
+from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
 from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
 from wikisum.workflows import checks
 
@@ -72,6 +73,10 @@ def add_arguments(p) -> None:
     p.add_argument("--min-words", type=checks.count(0), default=CleanConfig.min_words,
                    metavar="N",
                    help="paragraphs with fewer words are dropped (default: %(default)s)")
+    p.add_argument("--max-article-bytes", type=checks.count(1), default=DEFAULT_MAX_TEXT_BYTES,
+                   metavar="B",
+                   help="a dump page with more wikitext is dropped as too_large, unread "
+                        "(memory stays bounded by it; default: %(default)s)")
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when the dump yields no article (by default an empty "
                         "output is an error: a wrong or garbled dump)")
@@ -113,7 +118,7 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
     return ingest.IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results, clone_threshold=args.clone_threshold,
-        num_shards=args.num_shards, lang=args.lang,
+        num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
                           min_words=args.min_words))
 

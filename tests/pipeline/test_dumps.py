@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 from builders import DUMP
 
+from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.dumps import DumpError, iter_pages
 
 
@@ -30,3 +33,40 @@ def test_truncated_dump_yields_pages_before_the_error():
     with pytest.raises(DumpError) as err:
         next(reader)
     assert err.value.pages_read == 2
+
+
+def test_a_page_over_the_limit_comes_without_its_text_and_the_rest_is_read():
+    big = DUMP.replace("'''Alpha''' is a letter.", "x" * 5000)
+    pages = list(iter_pages(io.BytesIO(big.encode()), max_text_bytes=1000))
+    assert [(p.title, p.too_large, len(p.text)) for p in pages] == [
+        ("Alpha", True, 0), ("Beta", False, len("#REDIRECT [[Alpha]]")), ("Talk:Alpha", False, 4)]
+    assert page_to_article(pages[0], "f") == "too_large"
+
+
+# A child process reads a dump holding one page of 200 MB of text under a 400 MB address-space
+# limit: with the page's text kept, it could not.
+HUGE_PAGE = """
+import gzip, io, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20))
+from wikisum.pipeline.dumps import iter_pages
+head = b"<mediawiki><page><title>Huge</title><ns>0</ns><id>1</id><revision><text>"
+tail = b"</text></revision></page><page><title>Next</title><ns>0</ns><id>2</id><revision>"
+tail += b"<text>small</text></revision></page></mediawiki>"
+buf = io.BytesIO()
+with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1) as z:
+    z.write(head)
+    block = b"a" * (1 << 20)
+    for _ in range(200):
+        z.write(block)
+    z.write(tail)
+buf.seek(0)
+pages = [(p.title, p.too_large, len(p.text)) for p in iter_pages(gzip.GzipFile(fileobj=buf))]
+print(pages)
+sys.exit(0 if pages == [("Huge", True, 0), ("Next", False, 5)] else 1)
+"""
+
+
+def test_memory_is_bounded_by_the_limit_not_by_the_page():
+    done = subprocess.run([sys.executable, "-c", HUGE_PAGE], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
