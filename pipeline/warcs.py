@@ -79,6 +79,7 @@ def iter_records(stream: BinaryIO, source_file: str, *,
     """
     records = ArchiveIterator(stream, arc2warc=True)
     records.loader = _TolerantLoader(arc2warc=True)
+    _bound_header_reads(records.reader)
     offset = 0
     try:
         for rec in records:
@@ -124,7 +125,12 @@ def iter_records(stream: BinaryIO, source_file: str, *,
                 too_large=too_large,
                 location=location,
             )
-    except WarcError:
+    except WarcError as exc:
+        if exc.offset >= 0:
+            raise
+        where = max(offset, records.offset)
+        raise WarcError(f"record at offset {where}: {exc}", where) from exc
+    except MemoryError:
         raise
     except Exception as exc:  # warcio raises many kinds (and AttributeError) on broken framing
         # records.offset: where the record that could not be read starts.
@@ -150,6 +156,35 @@ def _check_end(stream: BinaryIO, end_of_records: int) -> None:
 
 # Bytes after the last record that may be padding (newlines, NULs), not a cut record.
 TAIL_SLACK = 64
+# Header lines are read whole by warcio: a compressed "bomb" (a gigabyte-long line, or millions
+# of lines, from a few hundred KB of gzip) would be read into memory. A longer line, or more
+# lines between two payload reads, ends the file with a WarcError instead.
+MAX_HEADER_LINE = 1 << 20
+MAX_HEADER_LINES = 10_000
+
+
+def _bound_header_reads(reader) -> None:
+    """Make ``reader.readline`` (what every header line is read with) read at most
+    MAX_HEADER_LINE bytes a line and MAX_HEADER_LINES lines between two ``read`` calls."""
+    readline, read = reader.readline, reader.read
+    lines = [0]
+
+    def bounded_readline(length=None):
+        limit = MAX_HEADER_LINE + 1 if length is None or length < 0 else min(
+            length, MAX_HEADER_LINE + 1)
+        line = readline(limit)
+        lines[0] += 1
+        if len(line) > MAX_HEADER_LINE:
+            raise WarcError(f"a header line over {MAX_HEADER_LINE} bytes", -1)
+        if lines[0] > MAX_HEADER_LINES:
+            raise WarcError(f"over {MAX_HEADER_LINES} header lines in one record", -1)
+        return line
+
+    def counting_read(*args, **kwargs):
+        lines[0] = 0
+        return read(*args, **kwargs)
+
+    reader.readline, reader.read = bounded_readline, counting_read
 
 
 class _TolerantLoader(ArcWarcRecordLoader):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
@@ -99,3 +101,48 @@ def test_garbage_after_records_raises_with_offset():
     with pytest.raises(WarcError) as error:
         list(reader)
     assert error.value.offset == len(data)  # where the garbage starts
+
+
+# Header bombs: a gzip member whose HTTP header holds a 300 MB line, or four million lines, from
+# a few hundred KB of file. Read in a child that reports its peak memory: the file ends with a
+# WarcError at the record's offset, the record before it is kept, and the peak stays far below
+# what reading the header would take.
+HEADER_BOMB = """
+import gzip, io, sys, zlib
+from wikisum.pipeline.warcs import WarcError, iter_records
+good = {good!r}
+def member(parts):
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    out = [z.compress(p) for p in parts]
+    return b"".join(out) + z.flush()
+head = (b"WARC/1.0\\r\\nWARC-Type: response\\r\\nWARC-Target-URI: http://bomb.example/\\r\\n"
+        b"Content-Type: application/http; msgtype=response\\r\\n"
+        b"Content-Length: 999999999\\r\\n\\r\\nHTTP/1.1 200 OK\\r\\n")
+if {kind!r} == "long_line":
+    body = [b"X-Bomb: "] + [b"a" * (1 << 20)] * 300
+else:
+    body = [b"X-Bomb: a\\r\\n" * 100_000] * 40
+data = good + member([head, *body])
+got = []
+try:
+    for rec in iter_records(io.BytesIO(data), "bomb.warc.gz", max_bytes=10_000):
+        got.append(rec.url)
+except WarcError as exc:
+    # VmHWM: this process's own peak (ru_maxrss can carry the forking parent's).
+    with open("/proc/self/status") as status:
+        peak_mb = next(int(line.split()[1]) for line in status
+                       if line.startswith("VmHWM")) / 1024
+    print(got, exc.offset, exc, f"peak {{peak_mb:.0f}} MB")
+    sys.exit(0 if got == ["http://a.example/"] and exc.offset == len(good) and peak_mb < 150
+             else 1)
+sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("kind", ["long_line", "many_lines"])
+def test_a_header_bomb_ends_the_file_in_bounded_memory(kind):
+    good = _warc(PAGES[:1])
+    code = HEADER_BOMB.format(good=good, kind=kind)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
