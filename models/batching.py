@@ -30,6 +30,7 @@ from itertools import islice
 import pyarrow as pa
 
 from wikisum.models.base import Batch, make_batch
+from wikisum.pipeline import shards
 from wikisum.pipeline.loader import Dataset, Example
 
 # Reasons an example is skipped; each is counted.
@@ -37,8 +38,8 @@ EMPTY_TARGET = "empty_target"
 TOO_LONG = "too_long"  # alone, its padded size exceeds the token budget
 
 
-class CorruptShardError(RuntimeError):
-    """A shard that pyarrow cannot read; the message names the file."""
+# A shard that pyarrow cannot read; the message names the file (one class for every reader).
+CorruptShardError = shards.CorruptShard
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,8 @@ def build(p: beam.Pipeline, config: RankConfig) -> None:
 
 def run(config: RankConfig, pipeline_options) -> dict:
     """Run the job, then write and return ``dataset.json`` (what the shards hold)."""
-    ingest.article_shards(config.ingest_dir)
+    for path in ingest.article_shards(config.ingest_dir):
+        shards.row_count(path)  # a truncated shard is named now, not deep inside the job
     sp = vocab.load(config.vocab)
     # The completion record goes first, then the shards: a killed run leaves no dataset.json.
     shards.delete(FileSystems.join(config.out, "dataset.json"))

@@ -32,14 +32,26 @@ def require(pattern: str, hint: str) -> list[str]:
     return paths
 
 
+class CorruptShard(ValueError):
+    """A Parquet file that cannot be read; the message names it."""
+
+
 def iter_rows(paths: Iterable[str], columns: list[str] | None = None,
               batch_rows: int = 256) -> Iterator[dict]:
-    """Rows of Parquet files, streamed a batch at a time (never a whole file in memory)."""
+    """Rows of Parquet files, streamed a batch at a time (never a whole file in memory).
+
+    Raises:
+        CorruptShard: a file is truncated or not Parquet (the message names it).
+    """
     for path in paths:
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            reader = pq.ParquetFile(f)
-            for batch in reader.iter_batches(batch_size=batch_rows, columns=columns):
-                yield from batch.to_pylist()
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                reader = pq.ParquetFile(f)
+                for batch in reader.iter_batches(batch_size=batch_rows, columns=columns):
+                    yield from batch.to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptShard(f"{path} is not a readable Parquet file ({exc}); rerun the job "
+                               "that wrote it") from exc
 
 
 class IncompleteOutput(FileNotFoundError):
@@ -122,6 +134,14 @@ def delete(pattern: str) -> None:
 
 
 def row_count(path: str) -> int:
-    """Rows of a Parquet file, from its footer."""
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        return pq.ParquetFile(f).metadata.num_rows
+    """Rows of a Parquet file, from its footer.
+
+    Raises:
+        CorruptShard: the file is truncated or not Parquet (the message names it).
+    """
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            return pq.ParquetFile(f).metadata.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise CorruptShard(f"{path} is not a readable Parquet file ({exc}); rerun the job that "
+                           "wrote it") from exc

@@ -105,5 +105,15 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
 
 
 def load(path: str) -> spm.SentencePieceProcessor:
+    """The sentencepiece model at ``path``.
+
+    Raises:
+        ValueError: the file is truncated or not a sentencepiece model (the message names it).
+    """
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        return spm.SentencePieceProcessor(model_proto=f.read())
+        data = f.read()
+    try:
+        return spm.SentencePieceProcessor(model_proto=data)
+    except RuntimeError as exc:
+        raise ValueError(f"{path} is not a readable sentencepiece model ({len(data)} bytes; "
+                         f"{str(exc).strip()[:200]}): rerun `wikisum vocab`") from exc

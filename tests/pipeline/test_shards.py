@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
-from wikisum.pipeline import shards
+from wikisum.pipeline import shards, vocab
 from wikisum.pipeline.shards import IncompleteOutput, complete_set
 
 
@@ -42,3 +43,23 @@ def test_writes_replace_whole_files_and_leave_no_temporary(tmp_path):
     assert shards.read_text(path) == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
     assert shards.temporary_name(path).rsplit("/", 1)[1].startswith(".f.json.")
+
+
+def test_a_truncated_shard_is_named(tmp_path):
+    path = str(tmp_path / "a-00000-of-00001.parquet")
+    shards.write_table(path, [{"x": 1}] * 50, pa.schema([("x", pa.int64())]))
+    data = (tmp_path / "a-00000-of-00001.parquet").read_bytes()
+    (tmp_path / "a-00000-of-00001.parquet").write_bytes(data[: len(data) // 2])
+    with pytest.raises(shards.CorruptShard, match=f"{path} is not a readable Parquet file"):
+        list(shards.iter_rows([path]))
+    with pytest.raises(shards.CorruptShard, match=path):
+        shards.row_count(path)
+
+
+def test_a_truncated_vocabulary_is_named(tmp_path):
+    model = tmp_path / "v.model"
+    vocab.train_vocab([f"word{i} text{i % 7} more words here" for i in range(300)], str(model),
+                      60)
+    model.write_bytes(model.read_bytes()[:300])
+    with pytest.raises(ValueError, match=f"{model} is not a readable sentencepiece model"):
+        vocab.load(str(model))
