@@ -70,6 +70,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-bytes", type=size, default=d.max_bytes, metavar="SIZE",
                    help="body bytes kept per response, e.g. 10MB, 512KB, 4096; a longer body "
                         "is cut and its record marked truncated (default: 10MB)")
+    p.add_argument("--url-deadline", type=checks.number(0, 86400, low_open=True),
+                   metavar="S",
+                   help="seconds one URL may take in all: tries, backoffs and redirects "
+                        "(default: twice a request's deadline)")
     p.add_argument("--retries", type=checks.count(0, 20), default=d.retries, metavar="N",
                    help="extra tries on timeouts, connection errors and 5xx, never on 4xx "
                         "(default: %(default)s)")
@@ -106,6 +110,7 @@ def config_from_args(args) -> crawl.CrawlConfig:
         urls=tuple(args.urls), out=args.out, run_id=crawl.new_run_id(),
         per_host_concurrency=args.per_host_concurrency, delay_s=args.delay,
         timeout_s=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
+        url_deadline_s=args.url_deadline,
         backoff_s=args.backoff, user_agent=args.user_agent.strip(),
         allow_private=args.allow_private, verify_tls=args.verify_tls,
         warc_part_bytes=args.warc_part_bytes, log_shards=args.log_shards)

@@ -53,6 +53,7 @@ class _Chain:
     attempts: int = 0
     last: Exchange | None = None
     warc: tuple[str, int] = ("", -1)
+    started: float = field(default_factory=time.monotonic)  # for the URL's total deadline
 
 
 class Crawler:
@@ -186,10 +187,14 @@ class Crawler:
             # Resolved and checked afresh on every try: the connection goes to this address.
             addresses = checked_addresses(host, port, config.allow_private, self.resolve)
             self._wait_turn(host)
+            left = config.url_budget_s - (time.monotonic() - chain.started)
+            if left <= 0:
+                raise Stop(FAILED, "url_deadline", f"no answer within {config.url_budget_s:g} s "
+                           f"over {chain.attempts} tries and {len(chain.redirects)} redirects")
             chain.attempts += 1
             retry_left = chain.attempts <= config.retries
             try:
-                ex = self._get(url, addresses, max_bytes)
+                ex = self._get(url, addresses, max_bytes, min(config.deadline_s, left))
             except FetchError as exc:
                 if exc.retryable and retry_left:
                     self.sleep(config.backoff_s * 2 ** (chain.attempts - 1))
@@ -203,14 +208,16 @@ class Crawler:
                 continue
             return
 
-    def _get(self, url: str, addresses: list[str], max_bytes: int) -> Exchange:
+    def _get(self, url: str, addresses: list[str], max_bytes: int,
+             deadline_s: float) -> Exchange:
         """Try the checked addresses in order until one connects."""
         config = self.config
         error: FetchError | None = None
         for ip in addresses:
             try:
                 return http_get(url, ip, user_agent=config.user_agent,
-                                timeout_s=config.timeout_s, deadline_s=config.deadline_s,
+                                timeout_s=min(config.timeout_s, deadline_s),
+                                deadline_s=deadline_s,
                                 max_bytes=max_bytes, verify_tls=config.verify_tls)
             except FetchError as exc:
                 if exc.reason != "connection":

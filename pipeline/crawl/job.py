@@ -73,8 +73,15 @@ class ReadUrlLines(beam.DoFn):
 
 
 def read_done(path: str):
-    """An earlier run's log -> (url, True) for every URL it settled (``is_done``)."""
-    for row in shards.iter_rows([path], columns=["url", "outcome", "status"]):
+    """An earlier run's log -> (url, True) for every URL it settled (``is_done``). An unreadable
+    log (cut by a crash) is skipped with a warning: its URLs are fetched again."""
+    try:
+        rows = list(shards.iter_rows([path], columns=["url", "outcome", "status"]))
+    except shards.CorruptShard as exc:
+        log.warning("crawl: skipping an unreadable earlier log: %s", exc)
+        Metrics.counter("wikisum.crawl", "unreadable_log").inc()
+        return
+    for row in rows:
         if is_done(row["outcome"], row["status"]):
             yield row["url"], True
 
@@ -130,6 +137,10 @@ class FetchHost(beam.DoFn):
             sink.close()
         log.info("crawl: %s: %d URL(s) in %.1f s, %d WARC file(s)", host, len(urls),
                  time.monotonic() - started, len(sink.files))
+        # The host's outcomes now, whole or not at all: a run killed later does not fetch
+        # them again (the run's final log replaces these files when it finishes).
+        shards.write_table(host_log(config.out, config.run_id, host),
+                           [o.row() for o in outcomes], schemas.CRAWL_LOG)
         for path in sink.files:
             yield TaggedOutput(WARC_FILES, path)
         yield from outcomes
@@ -154,6 +165,11 @@ class WriteLogShard(beam.DoFn):
         shards.write_text(stem + ".jsonl", "".join(
             json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
         yield stem + ".parquet"
+
+
+def host_log(out: str, run_id: str, host: str) -> str:
+    """Where FetchHost writes one host's outcomes as they are settled."""
+    return FileSystems.join(out, "log", f"crawl_log-{run_id}-host-{stable_hash(host):016x}.parquet")
 
 
 def log_name(run_id: str, index: int, total: int) -> str:
@@ -238,6 +254,8 @@ def run(config: CrawlConfig, pipeline_options) -> dict:
              len(url_paths), len(log_paths), config.out)
     with beam.Pipeline(options=pipeline_options) as p:
         build(p, config, url_paths, log_paths)
+    # The run's log shards are whole: the per-host files written on the way are not needed.
+    shards.delete(FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet"))
     text = shards.read_text(FileSystems.join(config.out, f"summary-{config.run_id}.json"))
     shards.write_text(FileSystems.join(config.out, "summary.json"), text)
     return json.loads(text)

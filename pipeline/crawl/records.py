@@ -45,6 +45,13 @@ class CrawlConfig:
     max_redirects: int = MAX_REDIRECTS
     warc_part_bytes: int = DEFAULT_WARC_PART_BYTES  # a new part starts past this size
     log_shards: int = 1
+    # One URL's whole time: every try, backoff and redirect hop (None: 2 x deadline_s). Without
+    # it, retries multiply the per-request deadline (about 4 minutes with the defaults).
+    url_deadline_s: float | None = None
+
+    @property
+    def url_budget_s(self) -> float:
+        return self.url_deadline_s if self.url_deadline_s is not None else 2 * self.deadline_s
 
     @property
     def deadline_s(self) -> float:

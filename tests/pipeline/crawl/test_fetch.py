@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from crawlsite import (
@@ -44,3 +45,13 @@ def test_redirects_beyond_the_limit_fail(site):
                                                                  301)
     assert outcome.redirects == (site.url("/chain/2"), site.url("/page/c"))
     assert outcome.final_url == site.url("/chain/2")
+
+
+def test_a_url_has_one_total_deadline_across_retries(site):
+    """/slow answers after SLOW_S; with 3 retries each try would get 3 x timeout: the URL's
+    total deadline ends it after the first try's share."""
+    crawler = Crawler(config(retries=3, backoff_s=0.01, timeout_s=1.0, url_deadline_s=0.6))
+    started = time.monotonic()
+    outcome = crawler.fetch(site.url("/slow"))
+    assert (outcome.outcome, outcome.reason) == ("failed", "url_deadline")
+    assert outcome.attempts == 1 and time.monotonic() - started < 1.5

@@ -8,6 +8,8 @@ import gzip
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -291,3 +293,68 @@ def test_resumed_crawl_fetches_nothing_twice(site, crawled, tmp_path):
     assert [name for name in warcs if name not in first_warcs] == [
         name for name in warcs if name.startswith(f"crawl-{run_id}-")]
     assert len(warcs) == len(first_warcs) + 1
+
+
+# A crawl in a child process, killed (SIGKILL) when it starts its second host: the first host's
+# outcomes were written as soon as they were settled.
+KILLED_CRAWL = """
+import os, signal, sys
+from wikisum.pipeline.crawl import job
+from wikisum.workflows import cli
+
+original, hosts = job.FetchHost.process, []
+
+def process(self, item):
+    hosts.append(item[0])
+    if len(hosts) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    yield from original(self, item)
+
+job.FetchHost.process = process
+sys.exit(cli.main({argv!r}))
+"""
+
+
+def test_a_killed_crawl_resumes_without_fetching_settled_urls_again(site, tmp_path):
+    pages = [site.url("/page/a"), site.url("/page/b"),
+             site.url("/page/c").replace("127.0.0.1", "localhost")]  # two hosts
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(pages) + "\n")
+    out = tmp_path / "out"
+    argv = ["crawl", "--urls", str(urls), "--out", str(out), "--timeout", str(TIMEOUT_S),
+            "--delay", "0", "--allow-private", "--user-agent", UA]
+    before = site.snapshot()
+    done = subprocess.run([sys.executable, "-c", KILLED_CRAWL.format(argv=argv)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -9, done.stderr[-2000:]
+    first = site.snapshot() - before
+    host_logs = list((out / "log").glob("crawl_log-*-host-*.parquet"))
+    assert len(host_logs) == 1  # the first host's, whole
+    settled = {r["url"] for r in pq.read_table(host_logs[0]).to_pylist()}
+    assert settled and settled < set(pages)
+    before = site.snapshot()
+    assert run_crawl(["--urls", str(urls)], out, "--allow-private") == 0
+    again = site.snapshot() - before
+    for url in settled:  # not asked for twice
+        path = url.split(str(site.port), 1)[1]
+        assert first[path] == 1 and again[path] == 0, path
+    run_id = json.loads((out / "summary.json").read_text())["run_id"]
+    rows = read_log(out, run_id)
+    assert {u: r["outcome"] for u, r in rows.items() if u in settled} == {
+        u: "skipped" for u in settled}
+    assert {u: r["outcome"] for u, r in rows.items() if u not in settled} == {
+        u: "fetched" for u in set(pages) - settled}
+    # This run's per-host files gave way to its log; the killed run's stays: its only record.
+    assert list((out / "log").glob("crawl_log-*-host-*.parquet")) == host_logs
+
+
+def test_an_unreadable_earlier_log_is_skipped_with_a_warning(site, tmp_path, caplog):
+    out = tmp_path / "out"
+    (out / "log").mkdir(parents=True)
+    (out / "log" / "crawl_log-crashed-00000-of-00001.parquet").write_bytes(b"PAR1 cut off")
+    urls = tmp_path / "urls.txt"
+    urls.write_text(site.url("/page/a") + "\n")
+    assert run_crawl(["--urls", str(urls)], out, "--allow-private") == 0
+    assert "skipping an unreadable earlier log" in caplog.text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcomes"]["fetched"] == 1 and summary["balanced"]
