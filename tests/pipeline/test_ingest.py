@@ -7,6 +7,8 @@ import bz2
 import io
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -312,3 +314,41 @@ def test_follow_redirects_to_the_end_of_the_chain_stopping_at_loops_and_the_limi
     assert follow_redirects("http://z/", aliases) == "http://z/"
     assert follow_redirects("http://l/x", aliases) == "http://l/y"  # the loop closes there
     assert follow_redirects("http://a/1", aliases, limit=1) == "http://a/2"
+
+
+# The whole ingest on hostile inputs, in a child process that reports its own peak memory: a WARC
+# whose HTTP header is a 1 GB line (about 1 MB of gzip) and a dump page of 100 MB.
+BOMBS = """
+import io, sys, zlib, bz2
+from wikisum.workflows import cli
+folder = sys.argv[1]
+z = zlib.compressobj(1, zlib.DEFLATED, 31)
+head = (b"WARC/1.0\\r\\nWARC-Type: response\\r\\nWARC-Target-URI: http://bomb.example/\\r\\n"
+        b"Content-Type: application/http; msgtype=response\\r\\n"
+        b"Content-Length: 999999999\\r\\n\\r\\nHTTP/1.1 200 OK\\r\\nX-Bomb: ")
+parts = [z.compress(head)] + [z.compress(b"a" * (1 << 20)) for _ in range(1000)] + [z.flush()]
+open(folder + "/bomb.warc.gz", "wb").write(b"".join(parts))
+dump = bz2.BZ2Compressor(1)
+out = [dump.compress(b"<mediawiki><page><title>Huge</title><ns>0</ns><id>1</id><revision><text>")]
+out += [dump.compress(b"b" * (1 << 20)) for _ in range(100)]
+out += [dump.compress(b"</text></revision></page><page><title>Small</title><ns>0</ns><id>2</id>"
+                      b"<revision><text>'''Small''' is a town.</text></revision></page>"
+                      b"</mediawiki>"), dump.flush()]
+open(folder + "/dump.xml.bz2", "wb").write(b"".join(out))
+code = cli.main(["ingest", "--wiki", folder + "/dump.xml.bz2", "--warc",
+                 folder + "/bomb.warc.gz", "--out", folder + "/out", "--num-shards", "1"])
+with open("/proc/self/status") as status:
+    print(next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) // 1024, code)
+"""
+
+
+def test_ingest_memory_stays_bounded_on_bombs(tmp_path):
+    done = subprocess.run([sys.executable, "-c", BOMBS, str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    peak_mb, code = map(int, done.stdout.split()[-2:])
+    assert code == 0 and peak_mb < 1000, done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["balanced"]
+    assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 1}  # the bomb, named
+    assert summary["stages"]["pages"]["dropped"]["too_large"] == 1
