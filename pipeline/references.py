@@ -58,10 +58,11 @@ def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
     (no prose paragraph left).
     """
     if cap.truncated:
-        return Cleaned(None, "truncated", "record shorter than its Content-Length, or its "
-                       "header cut off")
+        return Cleaned(None, "truncated", f"record at offset {cap.offset} shorter than its "
+                       "Content-Length")
     if not cap.url:
-        return Cleaned(None, "no_target_uri", f"record {cap.record_id} has no WARC-Target-URI")
+        return Cleaned(None, "no_target_uri", f"record at offset {cap.offset} has no "
+                       "WARC-Target-URI")
     url = normalize_url(cap.url)
     if url is None:
         return Cleaned(None, "bad_url", cap.url[:200])

@@ -84,7 +84,8 @@ def test_a_record_without_target_uri_is_dropped_and_the_rest_kept():
     raw = _warc(PAGES[:2], gzip=False).replace(b"WARC-Target-URI: http://a.example/\r\n", b"")
     got, error = read(raw)
     assert error is None and [c.url for c in got] == ["", "http://b.example/"]
-    assert clean_capture(got[0]).reason == "no_target_uri"
+    dropped = clean_capture(got[0])
+    assert dropped.reason == "no_target_uri" and "record at offset 0" in dropped.error
     assert got[1].body == PAGES[1][3] and not got[1].truncated
 
 
