@@ -483,8 +483,9 @@ class _Trainer:
                                         f"ppl {dev['dev_ppl']:.3f}")
             time_due = bool(c.checkpoint_minutes) and (
                 time.monotonic() - self.saved_at >= 60 * c.checkpoint_minutes)
-            # Every rank must agree (a checkpoint gathers from all of them): one all-reduce.
-            due, stop = self.procs.all_sum([float(time_due), float(self.stop_signal is not None)])
+            due, stop = time_due, self.stop_signal is not None
+            if self.procs.world > 1:  # every rank must agree (a checkpoint gathers from all)
+                due, stop = self.procs.all_sum([float(due), float(stop)])
             if self.step % c.checkpoint_every == 0 or due:
                 self._save()
             if stop:
