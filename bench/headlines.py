@@ -541,7 +541,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(decode and score again; training time then reads ~0)")
     p.add_argument("--rescore", action="store_true",
                    help="only score again the predictions of the run --out records")
-    args = p.parse_args(argv)
+    from bench import options
+
+    args = options.parse(p, argv)
     if args.child:
         return child(args.child)
     suffix = "-quick" if args.quick else ""

@@ -54,5 +54,11 @@ def config_defaults(parser: argparse.ArgumentParser, path: Path) -> dict:
             value = action.type(value)
         elif isinstance(value, list) and callable(action.type):
             value = [action.type(v) if isinstance(v, str) else v for v in value]
+        if action.choices is not None:
+            bad = [v for v in (value if isinstance(value, list) else [value])
+                   if v not in action.choices]
+            if bad:
+                parser.error(f"--config {path}: {key}: {bad[0]!r} is not one of "
+                             f"{', '.join(map(str, action.choices))}")
         defaults[dest] = value
     return defaults

@@ -50,6 +50,13 @@ def test_command_line_overrides_the_config():
     assert json.loads(done.stdout)["timeout"] == 7 and json.loads(done.stdout)["budget_mb"] == 2048
 
 
+def test_a_value_outside_the_choices_is_an_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models: [SEQ2SEQ, NOPE]\n")
+    done = show_config("bench/headlines.py", "--config", str(bad))
+    assert done.returncode == 2 and "models: 'NOPE' is not one of" in done.stderr
+
+
 def test_unknown_key_is_an_error_naming_it(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("budget-mb: 1\nbudjet: 2\n")
