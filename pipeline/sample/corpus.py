@@ -302,8 +302,8 @@ class Planner:
             case()
 
     def _self_pages(self) -> None:
-        """The article's own Wikipedia page among its search results: every third article, one
-        of them on the mobile host."""
+        """The article's own Wikipedia page among its search results."""
+        # Every third article; the second of them has the mobile host.
         for i, a in enumerate(self.articles[::3]):
             host = "en.m.wikipedia.org" if i == 1 else "en.wikipedia.org"
             doc = Document(wikipedia_url(a.title, host), "self", None, a.title)
@@ -337,8 +337,8 @@ class Planner:
         a.add(img.url, "search")
 
     def _legacy_encodings(self) -> None:
-        """Legacy encodings declared only in the page: windows-1252 in <meta charset>, and
-        ISO-8859-1 in <meta http-equiv>. Their text carries accented letters."""
+        """Legacy encodings declared only in the page, with accented letters in the text."""
+        # windows-1252 in <meta charset>, ISO-8859-1 in <meta http-equiv>.
         for j, (charset, equiv) in enumerate([("windows-1252", False), ("iso-8859-1", True)]):
             a = self._article(j, accented=True)
             doc = self.page_about(a.entity, kind="legacy_encoding", extra=[Paragraph(
@@ -348,8 +348,8 @@ class Planner:
             self.cite(a, doc, style="cite web")
 
     def _conflicting_charset(self) -> None:
-        """A page whose HTTP header names the right charset and whose <meta> names a wrong
-        one: the header wins."""
+        """A page whose HTTP header charset is right and whose <meta> one is wrong."""
+        # The header wins.
         a = self._article(5, accented=True)
         doc = self.page_about(a.entity, kind="conflicting_charset")
         doc.meta_charset = "iso-8859-1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import io
 import subprocess
 import sys
@@ -70,3 +71,19 @@ def test_memory_is_bounded_by_the_limit_not_by_the_page():
     done = subprocess.run([sys.executable, "-c", HUGE_PAGE], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Real dumps in ../shared/data (skipped when that folder is absent).
+
+
+@pytest.mark.shared_data
+def test_real_dumps_parse_utf16_included(shared_data):
+    dumps = shared_data / "wikipedia" / "dumps"
+    en = list(iter_pages(bz2.open(dumps / "enwiki-table-markup.xml.bz2")))
+    bg = list(iter_pages(bz2.open(next(dumps.glob("bgwiki-*.xml.bz2")))))
+    assert len(en) == 5 and all(p.ns == 0 and p.text for p in en)
+    assert [p.title for p in bg][0] == "Григориански календар"
+    assert [p.ns for p in bg] == [0, 4, 4]
+    articles = [page_to_article(p, "en") for p in en]
+    assert all(not isinstance(a, str) and a.lead for a in articles)
+    assert page_to_article(bg[1], "bg", lang="bg") == "non_article_namespace"

@@ -1,5 +1,5 @@
 """``wikisum ingest``: the join functions, Beam transforms, and the whole job on the generated
-sample corpus checked against its manifest."""
+sample corpus checked against its manifest (and on the real files in ../shared/data)."""
 
 from __future__ import annotations
 
@@ -352,3 +352,33 @@ def test_ingest_memory_stays_bounded_on_bombs(tmp_path):
     assert summary["balanced"]
     assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 1}  # the bomb, named
     assert summary["stages"]["pages"]["dropped"]["too_large"] == 1
+
+
+# The job on the real files in ../shared/data (skipped when that folder is absent).
+
+
+@pytest.mark.shared_data
+def test_every_real_warc_goes_through_the_job(shared_data, tmp_path):
+    files = sorted(p for p in (shared_data / "warc").rglob("*") if p.is_file()
+                   and p.name != "MANIFEST.md" and ".wat" not in p.name)
+    wet = [p for p in files if ".wet" in p.name]
+    warc = [p for p in files if p not in wet]
+    dumps = shared_data / "wikipedia" / "dumps"
+    argv = ["ingest", "--wiki", f"{dumps / 'enwiki-table-markup.xml.bz2'}", "--out",
+            str(tmp_path / "out")]
+    for p in warc:
+        argv += ["--warc", str(p)]
+    for p in wet:
+        argv += ["--wet", str(p)]
+    assert cli.main(argv) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["balanced"]
+    stages = summary["stages"]
+    assert stages["files"]["in"] == len(files) + 1  # and the dump
+    # The whole-file gzip and broken-chunk files stop early, and say so.
+    assert stages["files"]["dropped"].get("corrupt_file", 0) >= 2
+    dead = pq.read_table(tmp_path / "out" / "dead_letters").to_pylist()
+    corrupt = {d["input_file"].rsplit("/", 1)[-1] for d in dead if d["reason"] == "corrupt_file"}
+    assert {"example-bad-non-chunked.warc.gz", "example-bad.warc.gz.bad"} <= corrupt
+    assert stages["records"]["kept"] >= 30  # the real pages of dolma-wget and whirlwind
+    assert stages["pages"]["in"] == 5
