@@ -1,44 +1,57 @@
 """``wikisum ingest``: Wikipedia dump + WARC/WET captures -> clone-filtered article shards.
 
 The Beam job wires the pure functions of ``wikisum.pipeline.articles``,
-``wikisum.pipeline.references`` and ``wikisum.pipeline.warcs`` together:
+``wikisum.pipeline.references`` and ``wikisum.pipeline.warcs`` together, one labelled
+composite transform per stage (one box each in Dataflow's job graph):
 
-    dump files --ReadPages--> pages --ParseArticles--> articles ----------------------+
-    search results --ParseSearch--> (title, urls) --MatchTitles--> search links --+   |
-    articles --CitationLinks--> citation links ----------------------------------+|   |
-    WARC/WET files --ReadRecords--> captures --CleanCaptures--> references        ||   |
-         --JoinByUrl (CoGroupByKey with links; one capture per URL)---------------+    |
-         --> (article id, link, reference) --AssembleArticles (CoGroupByKey)----------+
-         --> self/clone filter --> rows --WriteShards--> articles-NNNNN-of-NNNNN.parquet
+    ReadArticles     dump globs, matched by the job -> pages -> articles
+    SearchLinks      search-results lines matched to articles by title -> (url, link)
+    CitationLinks    articles -> (url, link) of their citations
+    ReadReferences   WARC/WET globs, matched by the job -> cleaned references by URL
+    JoinReferences   links x references by URL (redirects followed; one capture per URL)
+    DropClones       per article: its own Wikipedia page and its clones dropped -> rows
+    WriteShards      rows -> articles-SSSSS-of-NNNNN.parquet, staged (bounded memory)
+    WriteDeadLetters every drop -> dead_letters-SSSSS-of-NNNNN.parquet, staged
+    Commit           staged files renamed into place, then summary.json, last
 
 Every step that drops something emits a dead letter and a tally ``(stage, outcome, n)``;
 ``summary.json`` is the sum of the tallies, so that for every stage read = kept + dropped. The
-same tallies feed Beam counters (``wikisum.ingest`` namespace) for live monitoring.
+same tallies feed Beam counters (``wikisum`` namespace) for live monitoring. The plumbing
+(tallies, file matching, shard writing, the commit) is ``wikisum.pipeline.beamio``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from urllib.parse import urljoin
 
 import apache_beam as beam
-import pyarrow as pa
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
 
-from wikisum.pipeline import schemas, shards
+from wikisum.pipeline import beamio, schemas, shards
 from wikisum.pipeline.articles import page_to_article
+from wikisum.pipeline.beamio import (
+    DEAD,
+    FILES,
+    IN,
+    TALLY,
+    Commit,
+    MatchFiles,
+    Progress,
+    Staged,
+    Tallying,
+    WriteShards,
+    dead,
+    tally,
+)
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages
+from wikisum.pipeline.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
 from wikisum.pipeline.records import (
     CAPTURES,
     LINKS,
@@ -58,10 +71,6 @@ from wikisum.pipeline.warcs import Capture, Skipped, WarcError, iter_records
 
 log = logging.getLogger("wikisum.ingest")
 
-FILES = "files"  # input files -> read to the end, or stopped by corrupt data
-IN = "_in"  # the tally of what entered a stage
-DEAD = "dead"
-TALLY = "tally"
 MISSING_CITATION = "missing_citation"
 MISSING_SEARCH = "missing_search"
 DEFAULT_SHARDS = 8
@@ -70,10 +79,10 @@ DEAD_LETTER_SHARDS = 2
 ARTICLE_OUTCOMES = ("kept", "duplicate_id", "no_references", "no_references_found")
 SEARCH_URLS = "search_urls"  # the URLs of the search-results lines: kept | not_a_string
 MAX_SEARCH_LINE_BYTES = 4 * 1024 * 1024  # a longer search-results line is a dead letter
-# The completion record, written by the launcher after the whole job has finished (and removed
-# first when a run starts); the job itself writes its tallies to TALLIES.
-SUMMARY = "summary.json"
-TALLIES = ".summary.tallies.json"
+# The completion record (outputs.INGEST_SUMMARY), written by the job's last step once every
+# output is in place.
+SUMMARY = INGEST_SUMMARY
+MISSING_FILES = {MISSING_CITATION: "missing_urls.txt", MISSING_SEARCH: "missing_search_urls.txt"}
 
 
 @dataclass(frozen=True)
@@ -90,60 +99,7 @@ class IngestConfig:
     lang: str = "en"
     clean: CleanConfig = CleanConfig()
     max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES  # a longer dump page is a dead letter
-
-
-# ------------------------------------------------------------------------------------------
-# Accounting
-
-
-def tally(stage: str, outcome: str, n: int = 1) -> TaggedOutput:
-    """A count for summary.json, mirrored in a Beam counter for live monitoring."""
-    Metrics.counter("wikisum.ingest", f"{stage}:{outcome}").inc(n)
-    return TaggedOutput(TALLY, ((stage, outcome), n))
-
-
-def dead(letter: DeadLetter) -> TaggedOutput:
-    return TaggedOutput(DEAD, letter)
-
-
-class Tallying(beam.DoFn):
-    """A DoFn for hot paths: tallies are summed per bundle and emitted once when it finishes,
-    instead of one element (and one counter update) per page."""
-
-    def start_bundle(self):
-        self._tallies: Counter = Counter()
-
-    def count(self, stage: str, outcome: str, n: int = 1) -> None:
-        self._tallies[(stage, outcome)] += n
-
-    def finish_bundle(self):
-        for (stage, outcome), n in sorted(self._tallies.items()):
-            Metrics.counter("wikisum.ingest", f"{stage}:{outcome}").inc(n)
-            yield TaggedOutput(TALLY, WindowedValue(((stage, outcome), n), MIN_TIMESTAMP,
-                                                    [GlobalWindow()]))
-        self._tallies = Counter()
-
-    def file_failed(self, path: str, where: str, exc: Exception):
-        """A file that stopped being readable at ``where``: what came before it is kept."""
-        self.count(FILES, "corrupt_file")
-        yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
-
-
-class _Progress:
-    """Logs a records/s line at most every ``every_s`` seconds."""
-
-    def __init__(self, what: str, every_s: float = 10.0):
-        self.what, self.every_s = what, every_s
-        self.start = self.last = time.monotonic()
-        self.n = 0
-
-    def tick(self, source: str) -> None:
-        self.n += 1
-        now = time.monotonic()
-        if now - self.last >= self.every_s:
-            self.last = now
-            log.info("%s: %d %s read (%.0f/s)", source, self.n, self.what,
-                     self.n / (now - self.start))
+    buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
 
 
 # ------------------------------------------------------------------------------------------
@@ -156,7 +112,7 @@ class ReadPages(Tallying):
 
     def process(self, path: str):
         self.count(FILES, IN)
-        progress = _Progress("pages")
+        progress = Progress("pages")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
                 for page in iter_pages(f, self.max_article_bytes):
@@ -329,7 +285,7 @@ class ReadAndCleanRecords(Tallying):
 
     def process(self, path: str):
         self.count(FILES, IN)
-        progress = _Progress("records")
+        progress = Progress("records")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                 for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
@@ -497,58 +453,127 @@ class AssembleArticles(beam.DoFn):
 
 
 # ------------------------------------------------------------------------------------------
-# Writing
+# The job's stages, each a labelled composite transform (one box in Dataflow's job graph).
+# Each returns a dict of PCollections: its main output, its dead letters and its tallies.
 
 
-def article_shards_pattern(out: str) -> str:
-    """The glob of the article shards an ingest run wrote into ``out``."""
-    return FileSystems.join(out, "articles", "articles-*.parquet")
+class ReadArticles(beam.PTransform):
+    """Dump globs -> parsed articles (matched, read and parsed by the job)."""
+
+    def __init__(self, patterns, lang: str, max_article_bytes: int):
+        super().__init__()
+        self.patterns, self.lang, self.max_article_bytes = patterns, lang, max_article_bytes
+
+    def expand(self, pbegin):
+        pages = (pbegin | "MatchDumps" >> MatchFiles(self.patterns)
+                 | "ReadPages" >> beam.ParDo(ReadPages(self.max_article_bytes)).with_outputs(
+                     DEAD, TALLY, main="pages"))
+        parsed = (pages.pages | "SpreadPages" >> beam.Reshuffle()
+                  | "ParseArticles" >> beam.ParDo(ParseArticles(self.lang)).with_outputs(
+                      DEAD, TALLY, main="articles"))
+        return {"main": parsed.articles,
+                DEAD: (pages[DEAD], parsed[DEAD]) | "Dead" >> beam.Flatten(),
+                TALLY: (pages[TALLY], parsed[TALLY]) | "Tallies" >> beam.Flatten()}
 
 
-def read_summary(out: str) -> dict:
-    """``summary.json`` of a finished ingest run in ``out``.
+class SearchLinks(beam.PTransform):
+    """Articles -> the links of their search results: the search-results file read by the job,
+    each line matched to an article by normalised title. Outputs ``links`` (url, Link) and
+    ``listed`` (article id, number of distinct search URLs) besides the accounting."""
 
-    Raises:
-        IncompleteOutput: there is none: the job never ran there, or did not finish.
-    """
-    path = FileSystems.join(out, SUMMARY)
-    if not FileSystems.exists(path):
-        raise shards.IncompleteOutput(
-            f"{out} holds no finished ingest output ({SUMMARY} is written last and is missing: "
-            f"the job did not run there, or did not finish); rerun `wikisum ingest --out {out}`")
-    try:
-        return json.loads(shards.read_text(path))
-    except ValueError as exc:
-        raise ValueError(f"{path} does not parse ({exc}): rerun `wikisum ingest --out {out}`"
-                         ) from exc
+    def __init__(self, path: str):
+        super().__init__()
+        self.path = path
 
-
-def article_shards(out: str) -> list[str]:
-    """The article shards of a finished ingest output, checked to be the whole set its
-    ``summary.json`` records; a clear error naming the job to rerun otherwise."""
-    summary = read_summary(out)
-    expected = summary.get("shards", {}).get("articles")
-    return shards.complete_set(article_shards_pattern(out), expected, f"{out}: the article set",
-                               f"rerun `wikisum ingest --out {out}`")
-
-
-def shard_name(out: str, table: str, index: int, total: int) -> str:
-    return FileSystems.join(out, table, f"{table}-{index:05d}-of-{total:05d}.parquet")
+    def expand(self, articles):
+        lines = (articles.pipeline | "MatchSearchResults" >> MatchFiles([self.path])
+                 | "ReadSearchLines" >> beam.ParDo(ReadSearchLines(MAX_SEARCH_LINE_BYTES))
+                 | "SpreadSearchLines" >> beam.Reshuffle()
+                 | "ParseSearch" >> beam.ParDo(ParseSearch(MAX_SEARCH_LINE_BYTES)).with_outputs(
+                     DEAD, TALLY, main="lines"))
+        matched = ({"articles": articles | "ArticleIdByTitle" >> beam.Map(
+                        lambda a: (normalize_title(a.title), a.id)),
+                    "search": lines.lines}
+                   | "GroupByTitle" >> beam.CoGroupByKey()
+                   | "MatchSearchTitles" >> beam.ParDo(MatchSearchTitles(self.path)).with_outputs(
+                       DEAD, TALLY, "links", "listed"))
+        return {"links": matched.links, "listed": matched.listed,
+                DEAD: (lines[DEAD], matched[DEAD]) | "Dead" >> beam.Flatten(),
+                TALLY: (lines[TALLY], matched[TALLY]) | "Tallies" >> beam.Flatten()}
 
 
-class WriteShard(beam.DoFn):
-    """(shard, rows) -> one Parquet file, rows sorted so that a rerun writes the same bytes."""
+class ReadReferences(beam.PTransform):
+    """WARC and WET globs -> cleaned references keyed by normalised URL, and the redirects the
+    captures record (``redirects``: (url, target))."""
 
-    def __init__(self, out: str, table: str, total: int, schema: pa.Schema, sort_key):
-        self.out, self.table, self.total = out, table, total
-        self.schema, self.sort_key = schema, sort_key
+    def __init__(self, patterns, clean: CleanConfig):
+        super().__init__()
+        self.patterns, self.clean = patterns, clean
 
-    def process(self, item):
-        index, rows = item
-        rows = sorted((r for r in rows if r is not None), key=self.sort_key)
-        path = shard_name(self.out, self.table, index, self.total)
-        shards.write_table(path, rows, self.schema)
-        yield path
+    def expand(self, pbegin):
+        records = (pbegin | "MatchCaptures" >> MatchFiles(self.patterns)
+                   | "ReadAndCleanRecords" >> beam.ParDo(ReadAndCleanRecords(self.clean))
+                   .with_outputs(DEAD, TALLY, REDIRECTS, main="references"))
+        return {"main": records.references, REDIRECTS: records[REDIRECTS],
+                DEAD: records[DEAD], TALLY: records[TALLY]}
+
+
+class JoinReferences(beam.PTransform):
+    """(url, Link) and (url, Reference) -> (article id, (link, reference)), one capture per
+    URL; a cited URL that the captures record as a redirect joins the page at the end of its
+    chain (a crawler such as `wikisum crawl` stores the 3xx response under the cited URL and the
+    page under the final one). Links no capture serves come out as ``missing_citation`` and
+    ``missing_search`` URLs."""
+
+    def __init__(self, redirects):
+        super().__init__()
+        self.redirects = redirects
+
+    def expand(self, inputs):
+        links, references = inputs
+        aliases = beam.pvalue.AsDict(self.redirects | "DistinctRedirects" >> beam.Distinct()
+                                     | "OneTargetEach" >> beam.CombinePerKey(min))
+        links = links | "FollowRedirects" >> beam.Map(
+            lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
+        joined = ({"links": links, "refs": references}
+                  | "GroupByUrl" >> beam.CoGroupByKey()
+                  | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
+                      DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
+        return {"main": joined.found, MISSING_CITATION: joined[MISSING_CITATION],
+                MISSING_SEARCH: joined[MISSING_SEARCH], DEAD: joined[DEAD],
+                TALLY: joined[TALLY]}
+
+
+class DropClones(beam.PTransform):
+    """Articles, the references found for them and their search counts -> one row per article
+    (schema ``ARTICLES``), keyed by shard, its own Wikipedia page and its clones removed."""
+
+    def __init__(self, clone_threshold: float, num_shards: int):
+        super().__init__()
+        self.clone_threshold, self.num_shards = clone_threshold, num_shards
+
+    def expand(self, inputs):
+        articles, found, search_listed = inputs
+        rows = ({"article": articles | "ArticleById" >> beam.Map(lambda a: (a.id, a)),
+                 "found": found, "search_listed": search_listed}
+                | "GroupByArticle" >> beam.CoGroupByKey()
+                | "AssembleArticles" >> beam.ParDo(AssembleArticles(
+                    self.clone_threshold, self.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
+        return {"main": rows.rows, DEAD: rows[DEAD], TALLY: rows[TALLY]}
+
+
+# ------------------------------------------------------------------------------------------
+# Outputs
+
+
+def shard_paths(out: str, table: str, total: int) -> dict[int, str]:
+    """Shard index -> final path of ``OUT/TABLE/TABLE-SSSSS-of-NNNNN.parquet``."""
+    return {i: FileSystems.join(out, table, beamio.shard_name(table, i, total))
+            for i in range(total)}
+
+
+def dead_letter_key(d: dict) -> tuple:
+    return d["stage"], d["input_file"], d["record"], d["url"], d["reason"]
 
 
 def summarize(counts: list, config: IngestConfig) -> dict:
@@ -574,151 +599,99 @@ def summarize(counts: list, config: IngestConfig) -> dict:
     }
 
 
-def expand_patterns(patterns) -> list[str]:
-    """Paths matching local or remote globs, sorted; a pattern that matches nothing is an
-    error, since a typo would otherwise give an empty dataset."""
-    paths = []
-    for pattern in patterns:
-        for piece in pattern.split(","):
-            piece = piece.strip()
-            if not piece:
-                continue
-            matched = shards.match(piece)
-            if not matched:
-                raise FileNotFoundError(f"no input file matches {piece!r}")
-            paths.extend(matched)
-    return sorted(set(paths))
+def summary_text(staged: list[Staged], summary: dict) -> str:
+    """summary.json: the tallies' summary and the shard counts of the committed sets."""
+    summary = dict(summary)
+    folders = Counter(s.final.rsplit("/", 2)[-2] for s in staged if s.final.endswith(".parquet"))
+    summary["shards"] = {"articles": folders["articles"], "dead_letters": folders["dead_letters"]}
+    return json.dumps(summary, indent=1, sort_keys=True) + "\n"
 
 
-def clear_outputs(out: str) -> None:
-    """Remove this job's own earlier outputs, its completion record first, so that a killed
-    rerun never leaves an older summary beside a partial set, and a rerun with fewer shards
-    leaves no stale shard behind. Nothing else in ``out`` is touched."""
-    for pattern in (SUMMARY, TALLIES, "articles/articles-*.parquet",
-                    "dead_letters/dead_letters-*.parquet"):
-        shards.delete(FileSystems.join(out, pattern))
+def output_globs(out: str) -> list[str]:
+    """What a run writes (and replaces) in ``out``, as globs."""
+    return [article_shards_pattern(out),
+            FileSystems.join(out, "dead_letters", "dead_letters-*.parquet"),
+            *(FileSystems.join(out, name) for name in MISSING_FILES.values()),
+            FileSystems.join(out, SUMMARY)]
 
 
-def build(p: beam.Pipeline, config: IngestConfig, wiki_paths: list[str], warc_paths: list[str],
-          wet_paths: list[str], search_paths: list[str] = ()) -> None:
-    """Add the ingest job to pipeline ``p``."""
+class StageUrlList(beam.PTransform):
+    """URLs -> one sorted text file of the distinct URLs, staged for the commit."""
+
+    def __init__(self, path: str, staging: str):
+        super().__init__()
+        self.path, self.staging = path, staging
+
+    def expand(self, urls):
+        path, staging = self.path, self.staging
+        return (urls | "Distinct" >> beam.Distinct()
+                | "Collect" >> beam.combiners.ToList()
+                | "Stage" >> beam.Map(lambda us: beamio.stage_text(
+                    path, staging, "".join(u + "\n" for u in sorted(us)))))
+
+
+def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
+    """Add the ingest job to pipeline ``p`` (no filesystem is touched here: the job matches its
+    inputs when it runs, and stages its outputs under ``OUT/.temp-TOKEN``)."""
     out = config.out
-    # -- articles
-    pages = (p | "WikiFiles" >> beam.Create(wiki_paths)
-             | "SpreadWikiFiles" >> beam.Reshuffle()
-             | "ReadPages" >> beam.ParDo(ReadPages(config.max_article_bytes)).with_outputs(
-                 DEAD, TALLY, main="pages"))
-    parsed = (pages.pages | "SpreadPages" >> beam.Reshuffle()
-              | "ParseArticles" >> beam.ParDo(ParseArticles(config.lang)).with_outputs(
-                  DEAD, TALLY, main="articles"))
-    articles = parsed.articles
-    # -- search results
-    search_dead, search_tally = [], []
-    if config.search_results:
-        lines = (p | "SearchFiles" >> beam.Create(search_paths)
-                 | "ReadSearchLines" >> beam.ParDo(ReadSearchLines(MAX_SEARCH_LINE_BYTES))
-                 | "SpreadSearchLines" >> beam.Reshuffle()
-                 | "ParseSearch" >> beam.ParDo(ParseSearch(MAX_SEARCH_LINE_BYTES)).with_outputs(
-                     DEAD, TALLY, main="lines"))
-        by_title = ({"articles": articles | "ArticleIdByTitle" >> beam.Map(
-                        lambda a: (normalize_title(a.title), a.id)),
-                     "search": lines.lines}
-                    | "GroupByTitle" >> beam.CoGroupByKey()
-                    | "MatchSearchTitles" >> beam.ParDo(MatchSearchTitles(
-                        config.search_results)).with_outputs(DEAD, TALLY, "links", "listed"))
-        search_links, search_listed = [by_title.links], by_title.listed
-        search_dead += [lines[DEAD], by_title[DEAD]]
-        search_tally += [lines[TALLY], by_title[TALLY]]
-    else:
-        search_links, search_listed = [], p | "NoSearchResults" >> beam.Create([])
-    cited = articles | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
+    staging = beamio.temp_dir(out, token)
+    articles = p | "ReadArticles" >> ReadArticles(config.wiki, config.lang,
+                                                   config.max_article_bytes)
+    accounts = [articles]
+    cited = articles["main"] | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
         TALLY, main="links")
-    links = [cited.links] + search_links | "AllLinks" >> beam.Flatten()
-    # -- references
-    record_files = ([(path, "warc") for path in warc_paths] + [(path, "wet") for path in wet_paths])
-    records = (p | "RecordFiles" >> beam.Create([path for path, _ in record_files])
-               | "SpreadRecordFiles" >> beam.Reshuffle()
-               | "ReadAndCleanRecords" >> beam.ParDo(ReadAndCleanRecords(config.clean))
-               .with_outputs(DEAD, TALLY, REDIRECTS, main="references"))
-    # -- join. A cited URL that the crawl recorded as a redirect joins with the page at the end
-    # of its chain (a crawler such as `wikisum crawl` stores the 3xx response under the cited
-    # URL and the page under the final one).
-    aliases = beam.pvalue.AsDict(records[REDIRECTS] | "DistinctRedirects" >> beam.Distinct()
-                                 | "OneTargetEach" >> beam.CombinePerKey(min))
-    links = links | "FollowRedirects" >> beam.Map(
-        lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
-    joined = ({"links": links, "refs": records.references}
-              | "GroupByUrl" >> beam.CoGroupByKey()
-              | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
-                  DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
-    rows = ({"article": articles | "ArticleById" >> beam.Map(lambda a: (a.id, a)),
-             "found": joined.found, "search_listed": search_listed}
-            | "GroupByArticle" >> beam.CoGroupByKey()
-            | "AssembleArticles" >> beam.ParDo(AssembleArticles(
-                config.clone_threshold, config.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
-    # -- write
-    empty_shards = p | "AllShards" >> beam.Create([(i, None) for i in range(config.num_shards)])
-    _ = ((rows.rows, empty_shards) | "RowsAndShards" >> beam.Flatten()
-         | "GroupShards" >> beam.GroupByKey()
-         | "WriteShards" >> beam.ParDo(WriteShard(out, "articles", config.num_shards,
-                                                  schemas.ARTICLES, lambda r: r["id"])))
-    dead_letters = ([pages[DEAD], parsed[DEAD], records[DEAD],
-                     joined[DEAD], rows[DEAD]] + search_dead | "AllDeadLetters" >> beam.Flatten())
-    empty_dead = p | "AllDeadShards" >> beam.Create([(i, None) for i in range(DEAD_LETTER_SHARDS)])
-    _ = ((dead_letters | "DeadLetterShard" >> beam.Map(
-            lambda d: (stable_hash(f"{d.input_file}|{d.record}|{d.url}|{d.stage}")
-                       % DEAD_LETTER_SHARDS, asdict(d))), empty_dead)
-         | "DeadLettersAndShards" >> beam.Flatten()
-         | "GroupDeadShards" >> beam.GroupByKey()
-         | "WriteDeadLetters" >> beam.ParDo(WriteShard(
-             out, "dead_letters", DEAD_LETTER_SHARDS, schemas.DEAD_LETTERS,
-             lambda d: (d["stage"], d["input_file"], d["record"], d["url"], d["reason"]))))
-    for tag, name in [(MISSING_CITATION, "missing_urls.txt"),
-                      (MISSING_SEARCH, "missing_search_urls.txt")]:
-        _ = (joined[tag] | f"Distinct_{tag}" >> beam.Distinct()
-             | f"Collect_{tag}" >> beam.combiners.ToList()
-             | f"Write_{tag}" >> beam.Map(
-                 lambda urls, name=name: shards.write_text(FileSystems.join(out, name),
-                                                   "".join(u + "\n" for u in sorted(urls)))))
-    tallies = ([pages[TALLY], parsed[TALLY], cited[TALLY], records[TALLY],
-                joined[TALLY], rows[TALLY]] + search_tally
-               | "AllTallies" >> beam.Flatten())
-    _ = (tallies | "SumTallies" >> beam.CombinePerKey(sum)
-         | "CollectTallies" >> beam.combiners.ToList()
-         | "WriteTallies" >> beam.Map(lambda counts: shards.write_text(
-             FileSystems.join(out, TALLIES),
-             json.dumps(summarize(counts, config), indent=1, sort_keys=True) + "\n")))
+    links = [cited.links]
+    if config.search_results:
+        search = articles["main"] | "SearchLinks" >> SearchLinks(config.search_results)
+        links.append(search["links"])
+        search_listed = search["listed"]
+        accounts.append(search)
+    else:
+        search_listed = p | "NoSearchResults" >> beam.Create([])
+    references = p | "ReadReferences" >> ReadReferences(config.warc + config.wet, config.clean)
+    joined = ((links | "AllLinks" >> beam.Flatten(), references["main"])
+              | "JoinReferences" >> JoinReferences(references[REDIRECTS]))
+    rows = ((articles["main"], joined["main"], search_listed)
+            | "DropClones" >> DropClones(config.clone_threshold, config.num_shards))
+    accounts += [references, joined, rows]
+
+    staged = [rows["main"] | "WriteShards" >> WriteShards(
+        shard_paths(out, "articles", config.num_shards), staging, schemas.ARTICLES,
+        lambda r: r["id"], config.buffer_bytes)]
+    dead_letters = [a[DEAD] for a in accounts] | "AllDeadLetters" >> beam.Flatten()
+    staged.append(dead_letters
+                  | "DeadLetterShard" >> beam.Map(
+                      lambda d: (stable_hash(f"{d.input_file}|{d.record}|{d.url}|{d.stage}")
+                                 % DEAD_LETTER_SHARDS, asdict(d)))
+                  | "WriteDeadLetters" >> WriteShards(
+                      shard_paths(out, "dead_letters", DEAD_LETTER_SHARDS), staging,
+                      schemas.DEAD_LETTERS, dead_letter_key, config.buffer_bytes))
+    for tag, name in MISSING_FILES.items():
+        staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
+            FileSystems.join(out, name), staging))
+    summary = ([a[TALLY] for a in accounts] + [cited[TALLY]]
+               | "AllTallies" >> beam.Flatten()
+               | "SumTallies" >> beam.CombinePerKey(sum)
+               | "CollectTallies" >> beam.combiners.ToList()
+               | "Summarize" >> beam.Map(summarize, config))
+    _ = (staged | "AllStaged" >> beam.Flatten()
+         | "Commit" >> Commit(FileSystems.join(out, SUMMARY), summary_text,
+                              output_globs(out)[:-1], staging, side=[summary]))
 
 
-def run(config: IngestConfig, pipeline_options) -> dict:
-    """Run the job and return the summary it wrote."""
-    wiki_paths = expand_patterns(config.wiki)
-    warc_paths = expand_patterns(config.warc)
-    wet_paths = expand_patterns(config.wet)
-    search_paths = expand_patterns([config.search_results]) if config.search_results else []
-    if not warc_paths and not wet_paths:
+def run(config: IngestConfig, pipeline_options) -> dict | None:
+    """Run the job and return the summary it wrote; None for a dry run (``--dry_run true`` on
+    Dataflow: the job is built and validated, nothing is read or written)."""
+    log.info("ingest: dumps %s, WARC %s, WET %s -> %s", ", ".join(config.wiki),
+             ", ".join(config.warc) or "none", ", ".join(config.wet) or "none", config.out)
+    if not config.warc and not config.wet:
         log.warning("no --warc or --wet input: every reference will be missing")
-    clear_outputs(config.out)
-    log.info("ingest: %d dump file(s), %d WARC file(s), %d WET file(s) -> %s",
-             len(wiki_paths), len(warc_paths), len(wet_paths), config.out)
-    with beam.Pipeline(options=pipeline_options) as p:
-        build(p, config, wiki_paths, warc_paths, wet_paths, search_paths)
-    return commit(config)
-
-
-def commit(config: IngestConfig) -> dict:
-    """After the job: check that every shard is there, then write ``summary.json`` (last), so
-    that an output with a summary is a whole one."""
-    out = config.out
-    rerun = f"rerun `wikisum ingest --out {out}`"
-    articles = shards.complete_set(article_shards_pattern(out), config.num_shards,
-                                   f"{out}: the article set", rerun)
-    shards.complete_set(FileSystems.join(out, "dead_letters", "dead_letters-*.parquet"),
-                        DEAD_LETTER_SHARDS, f"{out}: the dead-letter set", rerun)
-    tallies = FileSystems.join(out, TALLIES)
-    summary = json.loads(shards.read_text(tallies))
-    summary["shards"] = {"articles": len(articles), "dead_letters": DEAD_LETTER_SHARDS}
-    shards.write_text(FileSystems.join(out, SUMMARY),
-                      json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    FileSystems.delete([tallies])
-    return summary
+    token = beamio.new_token()
+    writes = [beamio.describe_set(list(shard_paths(config.out, "articles",
+                                                   config.num_shards).values())),
+              beamio.describe_set(list(shard_paths(config.out, "dead_letters",
+                                                   DEAD_LETTER_SHARDS).values())),
+              *output_globs(config.out)[2:]]
+    if not beamio.launch("ingest", pipeline_options, lambda p: build(p, config, token), writes):
+        return None
+    return read_summary(config.out)

@@ -7,8 +7,11 @@ TextRank's graph differ per corpus). A ranking is stored as indices into the art
 list, so that ``wikisum.pipeline.loader`` builds the model input for any extractor x corpus x L
 without rerunning anything.
 
-    ingest shards --ReadFromParquet--> rows --RankArticles--> (split, shard) --GroupByKey-->
-        {train,dev,test}-NNNNN-of-NNNNN.parquet; dataset.json describes them
+    ReadIngestShards   the ingest output, checked finished by the job, read by row group
+    RankArticles       tokenise, rank with every extractor x corpus -> (split, shard), row
+    WriteShards        {train,dev,test}-SSSSS-of-NNNNN.parquet, staged (bounded memory)
+    WriteDeadLetters   articles an extractor failed on
+    Commit             staged files renamed into place, then dataset.json, last
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
-from wikisum.pipeline import ingest, schemas, shards, vocab
-from wikisum.pipeline.ingest import DEAD, WriteShard, tally
+from wikisum.pipeline import beamio, outputs, schemas, shards, vocab
+from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
 from wikisum.pipeline.records import DeadLetter, stable_hash
 
 log = logging.getLogger("wikisum.rank")
@@ -42,6 +45,7 @@ class RankConfig:
     out: str
     learned: str | None = None  # a model written by `wikisum.extractors.learned`; None: no learned
     num_shards: int = DEFAULT_SHARDS
+    buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
 
     def extractor_names(self) -> list[str]:
         return [n for n in extractors.NAMES if n != "learned" or self.learned]
@@ -113,61 +117,46 @@ class RankArticles(beam.DoFn):
 
 
 def shard_path(out: str, split: str, index: int, total: int) -> str:
-    return FileSystems.join(out, f"{split}-{index:05d}-of-{total:05d}.parquet")
+    return FileSystems.join(out, beamio.shard_name(split, index, total))
 
 
-class WriteSplitShard(beam.DoFn):
-    def __init__(self, out: str, total: int):
-        self.out, self.total = out, total
-
-    def process(self, item):
-        (split, index), rows = item
-        rows = sorted((r for r in rows if r is not None), key=lambda r: r["id"])
-        path = shard_path(self.out, split, index, self.total)
-        shards.write_table(path, rows, schemas.RANKED)
-        yield path
+DEAD_LETTERS = "rank_dead_letters"
+DATASET = "dataset.json"
 
 
-def build(p: beam.Pipeline, config: RankConfig) -> None:
-    pattern = ingest.article_shards_pattern(config.ingest_dir)
-    ranked = (p | "ReadIngestShards" >> beam.io.ReadFromParquet(pattern)
-              | "RankArticles" >> beam.ParDo(RankArticles(config)).with_outputs(
-                  DEAD, "tally", main="rows"))
-    every_shard = p | "AllShards" >> beam.Create(
-        [((split, i), None) for split in SPLITS for i in range(config.num_shards)])
-    _ = ((ranked.rows, every_shard) | "RowsAndShards" >> beam.Flatten()
-         | "GroupShards" >> beam.GroupByKey()
-         | "WriteShards" >> beam.ParDo(WriteSplitShard(config.out, config.num_shards)))
-    empty_dead = p | "NoDeadLetters" >> beam.Create([(0, None)])
-    _ = ((ranked[DEAD] | "DeadLetterRows" >> beam.Map(lambda d: (0, asdict(d))), empty_dead)
-         | "DeadLettersAndShard" >> beam.Flatten()
-         | "GroupDead" >> beam.GroupByKey()
-         | "WriteDeadLetters" >> beam.ParDo(WriteShard(
-             config.out, "rank_dead_letters", 1, schemas.DEAD_LETTERS,
-             lambda d: (d["record"], d["error"]))))
+class ReadIngestShards(beam.PTransform):
+    """An ingest output -> its article rows. The job itself checks that the output is finished
+    (``summary.json``, the whole shard set) and reads the shards by row group."""
+
+    def __init__(self, ingest_dir: str):
+        super().__init__()
+        self.ingest_dir = ingest_dir
+
+    def expand(self, pbegin):
+        return (pbegin | "IngestOutput" >> beam.Create([self.ingest_dir])
+                | "CheckFinished" >> beam.FlatMap(outputs.article_shards)
+                | "Spread" >> beam.Reshuffle()
+                | "ReadParquet" >> beam.io.ReadAllFromParquet())
 
 
-def run(config: RankConfig, pipeline_options) -> dict:
-    """Run the job, then write and return ``dataset.json`` (what the shards hold)."""
-    for path in ingest.article_shards(config.ingest_dir):
-        shards.row_count(path)  # a truncated shard is named now, not deep inside the job
-    sp = vocab.load(config.vocab)
-    # The completion record goes first, then the shards: a killed run leaves no dataset.json.
-    shards.delete(FileSystems.join(config.out, "dataset.json"))
-    for split in SPLITS:
-        shards.delete(FileSystems.join(config.out, f"{split}-*.parquet"))
-    log.info("rank: %s -> %s with %s", config.ingest_dir, config.out,
-             ", ".join(config.extractor_names()))
-    with beam.Pipeline(options=pipeline_options) as p:
-        build(p, config)
-    rerun = f"rerun `wikisum rank --out {config.out}`"
-    rows = {split: sum(shards.row_count(path) for path in shards.complete_set(
-                FileSystems.join(config.out, f"{split}-*.parquet"), config.num_shards,
-                f"{config.out}: the {split} split", rerun))
-            for split in SPLITS}
-    dead = sum(shards.row_count(path) for path in shards.match(FileSystems.join(
-        config.out, "rank_dead_letters", "*.parquet")))
-    info = {
+def output_globs(out: str) -> list[str]:
+    """What a run writes (and replaces) in ``out``, as globs; the completion record last."""
+    return ([FileSystems.join(out, f"{split}-*.parquet") for split in SPLITS]
+            + [FileSystems.join(out, DEAD_LETTERS, f"{DEAD_LETTERS}-*.parquet"),
+               FileSystems.join(out, DATASET)])
+
+
+def dataset_info(config: RankConfig, staged: list[Staged], sp) -> dict:
+    """dataset.json: what the committed shards hold."""
+    rows = {split: 0 for split in SPLITS}
+    errors = 0
+    for s in staged:
+        name = s.final.rsplit("/", 1)[-1]
+        if name.startswith(DEAD_LETTERS):
+            errors += s.rows
+        else:
+            rows[name.split("-", 1)[0]] += s.rows
+    return {
         "format": schemas.FORMAT_VERSION,
         "vocab": config.vocab,
         "vocab_size": sp.get_piece_size(),
@@ -177,9 +166,56 @@ def run(config: RankConfig, pipeline_options) -> dict:
         "learned_model": config.learned,
         "num_shards": config.num_shards,
         "rows": rows,
-        "errors": dead,
+        "errors": errors,
         "source": config.ingest_dir,
     }
-    shards.write_text(FileSystems.join(config.out, "dataset.json"),
-                      json.dumps(info, indent=1) + "\n")
-    return info
+
+
+def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
+    """Add the rank job to pipeline ``p`` (no filesystem is touched here)."""
+    out = config.out
+    staging = beamio.temp_dir(out, token)
+    ranked = (p | "ReadIngestShards" >> ReadIngestShards(config.ingest_dir)
+              | "RankArticles" >> beam.ParDo(RankArticles(config)).with_outputs(
+                  DEAD, TALLY, main="rows"))
+    finals = {(split, i): shard_path(out, split, i, config.num_shards)
+              for split in SPLITS for i in range(config.num_shards)}
+    staged = [ranked.rows | "WriteShards" >> WriteShards(
+        finals, staging, schemas.RANKED, lambda r: r["id"], config.buffer_bytes)]
+    dead_path = FileSystems.join(out, DEAD_LETTERS, beamio.shard_name(DEAD_LETTERS, 0, 1))
+    staged.append(ranked[DEAD] | "DeadLetterRows" >> beam.Map(lambda d: (0, asdict(d)))
+                  | "WriteDeadLetters" >> WriteShards(
+                      {0: dead_path}, staging, schemas.DEAD_LETTERS,
+                      lambda d: (d["record"], d["error"]), config.buffer_bytes))
+
+    def record(files: list[Staged]) -> str:
+        info = dataset_info(config, files, vocab.load(config.vocab))
+        return json.dumps(info, indent=1) + "\n"
+
+    _ = (staged | "AllStaged" >> beam.Flatten()
+         | "Commit" >> Commit(FileSystems.join(out, DATASET), record, output_globs(out)[:-1],
+                              staging))
+
+
+def preflight(config: RankConfig) -> None:
+    """Before the job (a dry run skips this): the ingest output is finished and every shard's
+    footer reads, and the vocabulary loads, so that a bad input is named now, not deep inside
+    the job."""
+    for path in outputs.article_shards(config.ingest_dir):
+        shards.row_count(path)
+    vocab.load(config.vocab)
+
+
+def run(config: RankConfig, pipeline_options) -> dict | None:
+    """Run the job and return ``dataset.json`` (what the shards hold); None for a dry run."""
+    if not beamio.is_dry_run(pipeline_options):
+        preflight(config)
+    log.info("rank: %s -> %s with %s", config.ingest_dir, config.out,
+             ", ".join(config.extractor_names()))
+    token = beamio.new_token()
+    writes = [beamio.describe_set([shard_path(config.out, split, i, config.num_shards)
+                                   for i in range(config.num_shards)]) for split in SPLITS]
+    writes += output_globs(config.out)[len(SPLITS):]
+    if not beamio.launch("rank", pipeline_options, lambda p: build(p, config, token), writes):
+        return None
+    return json.loads(shards.read_text(FileSystems.join(config.out, DATASET)))

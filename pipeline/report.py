@@ -39,7 +39,7 @@ import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.stats import ApproximateQuantiles
 
-from wikisum.pipeline import ingest, loader, shards, vocab
+from wikisum.pipeline import beamio, loader, outputs, shards, vocab
 from wikisum.pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.report")
@@ -249,23 +249,26 @@ def article_stats(row: dict) -> tuple[list[tuple[str, float]], dict[str, int]]:
 
 
 class ScoreArticles(beam.DoFn):
-    """Ranked rows -> (id, flat metrics) and per-article JSON; logs progress every 10 s."""
+    """Ranked rows -> per-article metrics; logs progress every 10 s. What to score (extractors,
+    corpora, the vocabulary) comes from the dataset's ``info`` (a side input read by the job),
+    loaded on the first row."""
 
-    def __init__(self, vocab_path: str, extractors: list[str], corpora: list[str],
-                 lengths: list[int], expected: int):
-        self.vocab_path, self.extractors, self.corpora = vocab_path, extractors, corpora
-        self.lengths, self.expected = lengths, expected
+    def __init__(self, lengths: list[int], sample: int | None):
+        self.lengths, self.sample = lengths, sample
+        self.vocab_path = None
 
     def setup(self):
-        self.sp = vocab.load(self.vocab_path)
         self.scorers = Scorers.create()
         self.done, self.started, self.last = 0, time.monotonic(), time.monotonic()
 
-    def process(self, row):
+    def process(self, row, info):
+        if self.vocab_path != info["vocab_path"]:
+            self.vocab_path = info["vocab_path"]
+            self.sp = vocab.load(self.vocab_path)
         if not row["lead"].strip():
             beam.metrics.Metrics.counter("report", "skipped:empty_lead").inc()
             return
-        metrics = article_metrics(row, self.extractors, self.corpora, self.lengths,
+        metrics = article_metrics(row, info["extractors"], info["corpora"], self.lengths,
                                   self.scorers, self.sp.decode)
         beam.metrics.Metrics.counter("report", "scored").inc()
         self.done += 1
@@ -273,26 +276,86 @@ class ScoreArticles(beam.DoFn):
         if now - self.last >= 10:
             self.last = now
             rate = self.done / (now - self.started)
+            expected = info["expected"] if self.sample is None else min(self.sample,
+                                                                       info["expected"])
             print(f"report: {self.done} articles scored by this worker "
-                  f"(of {self.expected} in all), {rate:.1f}/s", file=sys.stderr, flush=True)
+                  f"(of {expected} in all), {rate:.1f}/s", file=sys.stderr, flush=True)
         yield metrics
 
 
-def build(p: beam.Pipeline, config: ReportConfig, info: dict, vocab_path: str,
-          work: str) -> None:
-    extractor_names, corpora = list(info["extractors"]), list(info["corpora"])
+def dataset_info(config: ReportConfig) -> dict:
+    """What the job needs to know of the dataset, read by the job itself: dataset.json checked
+    (:func:`check_dataset`), the vocabulary's path and the split's size."""
+    info, vocab_path = check_dataset(config)
+    return {"extractors": list(info["extractors"]), "corpora": list(info["corpora"]),
+            "vocab_path": vocab_path, "expected": info["rows"].get(config.split, 0),
+            "source": info.get("source")}
+
+
+def source_shards(info: dict) -> list[str]:
+    """The finished ingest output the dataset was ranked from (for the statistics), or []
+    with a warning when it is not there any more."""
+    source = info.get("source")
+    if not source:
+        return []
+    try:
+        return outputs.article_shards(source)
+    except (FileNotFoundError, ValueError) as exc:
+        log.warning("report: no dataset statistics: %s", exc)
+        return []
+
+
+class ReadRanked(beam.PTransform):
+    """The split's shards of a dataset, checked whole by the job (``dataset.json``), read by
+    row group; with ``sample`` only the articles with the smallest stable hashes of their id."""
+
+    def __init__(self, data: str, split: str, sample: int | None):
+        super().__init__()
+        self.data, self.split, self.sample = data, split, sample
+
+    def expand(self, pbegin):
+        split = self.split
+        rows = (pbegin | "Dataset" >> beam.Create([self.data])
+                | "SplitShards" >> beam.FlatMap(lambda d: loader.Dataset(d).files(split))
+                | "Spread" >> beam.Reshuffle()
+                | "ReadParquet" >> beam.io.ReadAllFromParquet())
+        if self.sample:
+            rows = (rows | "Sample" >> beam.combiners.Top.Smallest(
+                        self.sample, key=lambda r: stable_hash(str(r["id"])))
+                    | "Unpack" >> beam.FlatMap(lambda rs: rs))
+        return rows
+
+
+class DatasetStatistics(beam.PTransform):
+    """Scored articles -> the paper's Table 2 over the same articles of the ingest output the
+    dataset came from: (name, percentiles) and (name, total)."""
+
+    def __init__(self, info):
+        super().__init__()
+        self.info = info
+
+    def expand(self, scored):
+        ids = beam.pvalue.AsDict(scored | "Ids" >> beam.Map(lambda m: (m["id"], True)))
+        stats = (self.info | "SourceShards" >> beam.FlatMap(source_shards)
+                 | "Spread" >> beam.Reshuffle()
+                 | "ReadIngest" >> beam.io.ReadAllFromParquet()
+                 | "SameArticles" >> beam.Filter(lambda r, keep: r["id"] in keep, ids)
+                 | "Stats" >> beam.Map(article_stats))
+        quantiles = (stats | "Values" >> beam.FlatMap(lambda vt: vt[0])
+                     | "Quantiles" >> ApproximateQuantiles.PerKey(101))
+        totals = (stats | "Totals" >> beam.FlatMap(lambda vt: vt[1].items())
+                  | "SumTotals" >> beam.CombinePerKey(sum))
+        return {"quantiles": quantiles, "totals": totals}
+
+
+def build(p: beam.Pipeline, config: ReportConfig, work: str) -> None:
+    """Add the report job to pipeline ``p`` (no filesystem is touched here: the job reads
+    dataset.json and matches the shards when it runs)."""
     lengths = list(config.lengths)
-    expected = info["rows"].get(config.split, 0)
-    if config.sample:
-        expected = min(expected, config.sample)
-    rows = p | "ReadRanked" >> beam.io.ReadFromParquet(
-        FileSystems.join(config.data, f"{config.split}-*.parquet"))
-    if config.sample:
-        rows = (rows | "Sample" >> beam.combiners.Top.Smallest(
-                    config.sample, key=lambda r: stable_hash(str(r["id"])))
-                | "Unpack" >> beam.FlatMap(lambda rs: rs))
-    scored = rows | "ScoreArticles" >> beam.ParDo(
-        ScoreArticles(vocab_path, extractor_names, corpora, lengths, expected))
+    info = p | "DatasetInfo" >> beam.Create([config]) | "ReadInfo" >> beam.Map(dataset_info)
+    scored = (p | "ReadRanked" >> ReadRanked(config.data, config.split, config.sample)
+              | "ScoreArticles" >> beam.ParDo(ScoreArticles(lengths, config.sample),
+                                              beam.pvalue.AsSingleton(info)))
     _ = (scored | "PerArticleJson" >> beam.Map(json.dumps)
          | "WritePerArticle" >> beam.io.WriteToText(
              FileSystems.join(work, "per_article"), file_name_suffix=".jsonl"))
@@ -301,24 +364,11 @@ def build(p: beam.Pipeline, config: ReportConfig, info: dict, vocab_path: str,
          | "MeansJson" >> beam.Map(json.dumps)
          | "WriteMeans" >> beam.io.WriteToText(FileSystems.join(work, "means"),
                                                file_name_suffix=".json", num_shards=1))
-
-    source = info.get("source")
-    if source and shards.match(ingest.article_shards_pattern(source)):
-        ids = beam.pvalue.AsDict(scored | "Ids" >> beam.Map(lambda m: (m["id"], True)))
-        articles = (p | "ReadIngest" >> beam.io.ReadFromParquet(
-                        ingest.article_shards_pattern(source))
-                    | "SameArticles" >> beam.Filter(lambda r, keep: r["id"] in keep, ids)
-                    | "Stats" >> beam.Map(article_stats))
-        _ = (articles | "Values" >> beam.FlatMap(lambda vt: vt[0])
-             | "Quantiles" >> ApproximateQuantiles.PerKey(101)
-             | "QuantilesJson" >> beam.Map(json.dumps)
-             | "WriteQuantiles" >> beam.io.WriteToText(
-                 FileSystems.join(work, "quantiles"), file_name_suffix=".jsonl", num_shards=1))
-        _ = (articles | "Totals" >> beam.FlatMap(lambda vt: vt[1].items())
-             | "SumTotals" >> beam.CombinePerKey(sum)
-             | "TotalsJson" >> beam.Map(json.dumps)
-             | "WriteTotals" >> beam.io.WriteToText(
-                 FileSystems.join(work, "totals"), file_name_suffix=".jsonl", num_shards=1))
+    stats = scored | "DatasetStatistics" >> DatasetStatistics(info)
+    for name in ("quantiles", "totals"):
+        _ = (stats[name] | f"{name.title()}Json" >> beam.Map(json.dumps)
+             | f"Write{name.title()}" >> beam.io.WriteToText(
+                 FileSystems.join(work, name), file_name_suffix=".jsonl", num_shards=1))
 
 
 def find_vocab(data_dir: str, info: dict) -> str:
@@ -342,7 +392,8 @@ def _read_lines(pattern: str) -> list[str]:
 
 def check_dataset(config: ReportConfig) -> tuple[dict, str]:
     """dataset.json and the vocabulary, or a clear error about what the directory is not."""
-    if not FileSystems.exists(config.data):
+    # (A gs:// "directory" is a prefix, not an object: there, dataset.json's absence says it.)
+    if "://" not in config.data and not os.path.isdir(config.data):
         raise FileNotFoundError(f"{config.data} does not exist; pass the data directory written "
                                 "by `wikisum build` (OUT/data) or `wikisum rank`")
     data = loader.Dataset(config.data)
@@ -365,14 +416,22 @@ def check_dataset(config: ReportConfig) -> tuple[dict, str]:
     return info, find_vocab(config.data, info)
 
 
-def run(config: ReportConfig, pipeline_options) -> dict:
-    """Run the job; return the metrics dict (what metrics.json holds)."""
-    info, vocab_path = check_dataset(config)
+def run(config: ReportConfig, pipeline_options) -> dict | None:
+    """Run the job; return the metrics dict (what metrics.json holds); None for a dry run.
+
+    The job writes its per-article scores, bootstrap means and statistics into OUT/work; the
+    launcher then assembles metrics.json from them (a dry run skips both)."""
     work = FileSystems.join(config.out, "work")
-    shards.delete(FileSystems.join(work, "*"))
+    dry = beamio.is_dry_run(pipeline_options)
+    if not dry:
+        info = check_dataset(config)[0]
+        shards.delete(FileSystems.join(work, "*"))
     started = time.monotonic()
-    with beam.Pipeline(options=pipeline_options) as p:
-        build(p, config, info, vocab_path, work)
+    if not beamio.launch("report", pipeline_options, lambda p: build(p, config, work),
+                         [FileSystems.join(work, "*"), *(FileSystems.join(config.out, name)
+                          for name in ("per_article.jsonl", "metrics.json", "report.html",
+                                       "report.md", "figures/*.png"))]):
+        return None
     per_article = [json.loads(line) for line in
                    _read_lines(FileSystems.join(work, "per_article*.jsonl"))]
     per_article.sort(key=lambda m: m["id"])

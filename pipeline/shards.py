@@ -9,10 +9,15 @@ checks both, and readers refuse a partial output with the command to rerun.
 
 from __future__ import annotations
 
+import heapq
 import io
+import os
+import pickle
 import re
+import shutil
+import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -87,6 +92,119 @@ def write_table(path: str, rows: list[dict], schema: pa.Schema) -> None:
 
 def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
+
+
+# A shard writer keeps at most this many bytes of (pickled) rows in memory; the rest is sorted
+# in runs on local disk and merged. Row groups hold about ROW_GROUP_BYTES of rows each, so a
+# reader's memory is bounded too.
+DEFAULT_BUFFER_BYTES = 256 * 1024 * 1024
+ROW_GROUP_BYTES = 32 * 1024 * 1024
+ROW_GROUP_ROWS = 100_000
+COPY_CHUNK = 8 * 1024 * 1024
+
+
+def write_sorted_table(rows: Iterable[dict], path: str, schema: pa.Schema,
+                       sort_key: Callable[[dict], object], *,
+                       buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+                       row_group_bytes: int = ROW_GROUP_BYTES) -> int:
+    """Rows -> one Parquet file at ``path``, sorted by ``sort_key`` and then by the row's
+    pickled bytes (a total order: the same rows give the same file, whatever order they came
+    in). Returns the number of rows.
+
+    Memory is bounded whatever the number of rows: rows are held pickled, at most
+    ``buffer_bytes`` of them; past that each full buffer is sorted and spilled to a run file
+    on local disk, and the runs are merged (one row per run in memory) into row groups of
+    about ``row_group_bytes``. Local disk needs about the shard's size twice (runs, then the
+    file, which is copied to ``path`` in chunks; local and gs:// paths alike).
+    """
+    with tempfile.TemporaryDirectory(prefix="wikisum-shard-") as work:
+        runs: list[str] = []
+        buffer: list[tuple[object, bytes]] = []
+        held = 0
+        for row in rows:
+            blob = pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
+            buffer.append((sort_key(row), blob))
+            held += len(blob)
+            if held >= buffer_bytes:
+                runs.append(_spill(buffer, work, len(runs)))
+                buffer, held = [], 0
+        buffer.sort()
+        if runs:
+            if buffer:
+                runs.append(_spill(buffer, work, len(runs)))
+            ordered: Iterator[tuple[object, bytes]] = heapq.merge(*(_read_run(r) for r in runs))
+        else:
+            ordered = iter(buffer)
+        local = os.path.join(work, "shard.parquet")
+        n = _write_row_groups(ordered, local, schema, row_group_bytes)
+        del buffer
+        _copy_to(local, path)
+    return n
+
+
+def _spill(buffer: list, work: str, index: int) -> str:
+    buffer.sort()
+    path = os.path.join(work, f"run-{index:05d}.pickle")
+    with open(path, "wb") as f:
+        for item in buffer:
+            pickle.dump(item, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _read_run(path: str) -> Iterator[tuple[object, bytes]]:
+    with open(path, "rb") as f:
+        while True:
+            try:
+                yield pickle.load(f)
+            except EOFError:
+                return
+
+
+def _write_row_groups(ordered: Iterator[tuple[object, bytes]], local: str, schema: pa.Schema,
+                      row_group_bytes: int) -> int:
+    n = 0
+    with pq.ParquetWriter(local, schema, compression="zstd") as writer:
+        group: list[dict] = []
+        size = 0
+        for _, blob in ordered:
+            group.append(pickle.loads(blob))
+            size += len(blob)
+            if size >= row_group_bytes or len(group) >= ROW_GROUP_ROWS:
+                writer.write_table(pa.Table.from_pylist(group, schema=schema))
+                n += len(group)
+                group, size = [], 0
+        if group:
+            writer.write_table(pa.Table.from_pylist(group, schema=schema))
+            n += len(group)
+    return n
+
+
+def _copy_to(local: str, path: str) -> None:
+    """A local file to ``path`` (any Beam filesystem) in chunks, written atomically."""
+    tmp = temporary_name(path)
+    with open(local, "rb") as src, FileSystems.create(
+            tmp, compression_type=CompressionTypes.UNCOMPRESSED) as dst:
+        shutil.copyfileobj(src, dst, COPY_CHUNK)
+    if FileSystems.exists(path):
+        FileSystems.delete([path])
+    FileSystems.rename([tmp], [path])
+
+
+def rename(source: str, destination: str) -> None:
+    """Move a file to ``destination``, replacing what is there (local folders are made)."""
+    if "://" not in destination:
+        os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
+    if FileSystems.exists(destination):
+        FileSystems.delete([destination])
+    FileSystems.rename([source], [destination])
+
+
+def remove_dir(path: str) -> None:
+    """A folder and everything in it, if it is there (gs://: every object under the prefix)."""
+    if "://" in path:
+        FileSystems.delete([path.rstrip("/") + "/"])
+    elif FileSystems.exists(path):
+        FileSystems.delete([path])
 
 
 def complete_set(pattern: str, expected: int | None, what: str, rerun: str) -> list[str]:

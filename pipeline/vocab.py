@@ -16,7 +16,7 @@ import sentencepiece as spm
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import ingest, shards
+from wikisum.pipeline import outputs, shards
 from wikisum.pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.vocab")
@@ -66,7 +66,7 @@ def training_texts(ingest_dir: str, max_texts: int = DEFAULT_MAX_TEXTS,
     """The ``max_texts`` leads and paragraphs of ``split`` with the smallest stable hash."""
 
     def texts():
-        for row in shards.iter_rows(ingest.article_shards(ingest_dir),
+        for row in shards.iter_rows(outputs.article_shards(ingest_dir),
                                     ["split", "lead", "references"]):
             if row["split"] == split:
                 yield row["lead"]

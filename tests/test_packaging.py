@@ -75,6 +75,20 @@ def test_public_api_is_lazy_and_complete():
         wikisum.nope  # noqa: B018
 
 
+def fresh_install(wheel: Path, env_dir: Path) -> Path:
+    """A fresh virtual environment with ``wheel`` installed; the dependencies are this
+    environment's, seen through a plain path (a path line in a .pth file does not run that
+    directory's own .pth files, so this environment's editable finder stays out)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    fresh = env_dir / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh), "install", "-q",
+                    "--no-deps", "--no-index", str(wheel)], check=True)
+    site = subprocess.run([str(fresh), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    Path(site.stdout.strip(), "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return env_dir
+
+
 def _copy_source(dest: Path) -> None:
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout.split()
@@ -97,17 +111,7 @@ def test_installed_wheel_imports_every_module_from_a_directory_that_shadows_them
                     "--no-build-isolation", "-w", str(wheels), str(src)], check=True)
     (wheel,) = wheels.glob("wikisum-*.whl")
 
-    env_dir = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
-    fresh = env_dir / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True)
-    site = subprocess.run([str(fresh), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True)
-    # The dependencies, as a plain path: a path line in a .pth file does not run that
-    # directory's own .pth files, so this environment's editable finder stays out.
-    Path(site.stdout.strip(), "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-
+    env_dir = fresh_install(wheel, tmp_path / "fresh")
     user = tmp_path / "user"
     for name in TOP_LEVEL:
         (user / name).mkdir(parents=True)
@@ -126,8 +130,8 @@ def test_installed_wheel_imports_every_module_from_a_directory_that_shadows_them
         print(" ".join(sorted(names)))
     """)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run([str(fresh), "-c", code], cwd=user, capture_output=True, text=True,
-                          env=env, check=False)
+    done = subprocess.run([str(env_dir / "bin" / "python"), "-c", code], cwd=user,
+                          capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     installed = set(done.stdout.split())
     expected = {module_name(path) for path in package_files()}
@@ -137,3 +141,45 @@ def test_installed_wheel_imports_every_module_from_a_directory_that_shadows_them
     cli = subprocess.run([str(env_dir / "bin" / "wikisum"), "--help"], cwd=user,
                          capture_output=True, text=True, env=env, check=False)
     assert cli.returncode == 0 and "COMMAND" in cli.stdout, cli.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
+                    reason="needs a git checkout to know the package's files")
+def test_the_package_dataflow_stages_installs_and_imports_every_module(tmp_path):
+    """The sdist that ``--setup_file`` stages, built by Beam's own stager as a Dataflow launch
+    builds it, becomes a wheel as a worker's pip makes one, installs on a fresh interpreter and
+    imports every module the jobs' DoFns live in."""
+    src = tmp_path / "src"
+    _copy_source(src)
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    stage = textwrap.dedent(f"""
+        from apache_beam.runners.portability.stager import Stager
+        print(Stager._build_setup_package({str(src / 'setup.py')!r}, {str(dist)!r}))
+    """)
+    subprocess.run([sys.executable, "-c", stage], cwd=tmp_path, check=True, capture_output=True)
+    (sdist,) = dist.glob("wikisum-*.tar.gz")
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "--no-build-isolation", "-w", str(wheels), str(sdist)], check=True,
+                   cwd=tmp_path)
+    (wheel,) = wheels.glob("wikisum-*.whl")
+    python = fresh_install(wheel, tmp_path / "fresh") / "bin" / "python"
+    code = textwrap.dedent("""
+        import importlib, pkgutil
+        import wikisum
+        assert "site-packages" in wikisum.__file__, wikisum.__file__
+        names = ["wikisum"] + [i.name for i in pkgutil.walk_packages(wikisum.__path__,
+                                                                     "wikisum.")]
+        for name in names:
+            importlib.import_module(name)
+        print(" ".join(sorted(names)))
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run([str(python), "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    expected = {module_name(path) for path in package_files()}
+    installed = set(done.stdout.split())
+    assert installed == expected, (f"not staged: {sorted(expected - installed)} (a new module "
+                                   "must be added to git)")

@@ -8,7 +8,7 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from wikisum.pipeline import ingest, rank, vocab
+from wikisum.pipeline import beamio, ingest, rank, vocab
 from wikisum.workflows import checks
 from wikisum.workflows import ingest as ingest_cmd
 from wikisum.workflows import rank as rank_cmd
@@ -50,6 +50,9 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     ingest_dir = FileSystems.join(args.out, "ingest")
     vocab_path = FileSystems.join(args.out, "vocab.model")
     data_dir = FileSystems.join(args.out, "data")
+    dry = beamio.is_dry_run(options)
+    if dry:
+        return dry_run(args, options, ingest_dir, vocab_path, data_dir)
     ingest_cmd.check_inputs(args, args.out, "build")
     try:
         print(f"build [1/3] ingest -> {ingest_dir}", flush=True)
@@ -66,10 +69,26 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         print(f"build [3/3] rank -> {data_dir}", flush=True)
         model = rank_cmd.learned_model(args, ingest_dir, data_dir)
         info = rank.run(rank.RankConfig(ingest_dir, vocab_path, data_dir, model,
-                                        args.rank_shards), options)
+                                        args.rank_shards, args.shard_buffer_mb * 1024 * 1024),
+                        options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum build: {exc}") from exc
     print(f"build finished: {info['rows']} articles, {info['vocab_size']} subwords, "
           f"extractors {', '.join(info['extractors'])} x corpora "
           f"{', '.join(info['corpora'])}\n  training shards: {data_dir}")
     return 0 if info["errors"] == 0 else 1
+
+
+def dry_run(args, options, ingest_dir: str, vocab_path: str, data_dir: str) -> int:
+    """Both Beam jobs built and validated (``--dry_run true``); the vocabulary, trained on the
+    launching machine between them, is only named."""
+    try:
+        ingest.run(ingest_cmd.config_from_args(args, ingest_dir), options)
+        print(f"wikisum build: the vocabulary would be trained here, between the jobs -> "
+              f"{vocab_path}")
+        model = rank_cmd.learned_model(args, ingest_dir, data_dir, dry_run=True)
+        rank.run(rank.RankConfig(ingest_dir, vocab_path, data_dir, model, args.rank_shards,
+                                 args.shard_buffer_mb * 1024 * 1024), options)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"wikisum build: {exc}") from exc
+    return 0

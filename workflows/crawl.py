@@ -8,7 +8,7 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from wikisum.pipeline import crawl
+from wikisum.pipeline import beamio, crawl
 from wikisum.workflows import checks
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
@@ -118,14 +118,17 @@ def config_from_args(args) -> crawl.CrawlConfig:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
-    checks.output_dir(args.out, "crawl")
-    checks.input_files(args.urls, "--urls", "crawl")
-    config = config_from_args(args)
     options = PipelineOptions(beam_argv or [])
+    if not beamio.is_dry_run(options):  # a dry run touches no filesystem
+        checks.output_dir(args.out, "crawl")
+        checks.input_files(args.urls, "--urls", "crawl")
+    config = config_from_args(args)
     try:
         summary = crawl.run(config, options)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum crawl: {exc}") from exc
+    if summary is None:
+        return 0
     print(format_summary(summary, config.out))
     return 0 if summary["balanced"] else 1
 

@@ -8,7 +8,7 @@ import sys
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from wikisum.pipeline import ingest
+from wikisum.pipeline import beamio, ingest, shards
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
 from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
 from wikisum.workflows import checks
@@ -77,6 +77,10 @@ def add_arguments(p) -> None:
                    metavar="B",
                    help="a dump page with more wikitext is dropped as too_large, unread "
                         "(memory stays bounded by it; default: %(default)s)")
+    p.add_argument("--shard-buffer-mb", type=checks.count(1, 1_000_000),
+                   default=shards.DEFAULT_BUFFER_BYTES // (1024 * 1024), metavar="MB",
+                   help="rows a shard writer holds in memory before it sorts them on local "
+                        "disk; bounds a worker's memory per shard (default: %(default)s)")
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when the dump yields no article (by default an empty "
                         "output is an error: a wrong or garbled dump)")
@@ -120,18 +124,22 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
         search_results=args.search_results, clone_threshold=args.clone_threshold,
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
-                          min_words=args.min_words))
+                          min_words=args.min_words),
+        buffer_bytes=args.shard_buffer_mb * 1024 * 1024)
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
     config = config_from_args(args)
-    check_inputs(args, config.out, "ingest")
     options = PipelineOptions(beam_argv or [])
+    if not beamio.is_dry_run(options):  # a dry run touches no filesystem
+        check_inputs(args, config.out, "ingest")
     try:
         summary = ingest.run(config, options)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum ingest: {exc}") from exc
+    if summary is None:
+        return 0
     print(format_summary(summary, config.out))
     if empty(summary, "ingest", args.allow_empty):
         return 1

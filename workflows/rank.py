@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum import extractors
 from wikisum.extractors import learned
-from wikisum.pipeline import ingest, rank, shards
+from wikisum.pipeline import beamio, outputs, rank, shards
 from wikisum.workflows import checks
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
@@ -39,6 +39,10 @@ def add_parser(subparsers) -> None:
                    help="output directory of `wikisum ingest`")
     p.add_argument("--vocab", required=True, metavar="MODEL", help="sentencepiece model")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--shard-buffer-mb", type=checks.count(1, 1_000_000),
+                   default=shards.DEFAULT_BUFFER_BYTES // (1024 * 1024), metavar="MB",
+                   help="rows a shard writer holds in memory before it sorts them on local "
+                        "disk; bounds a worker's memory per shard (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)
 
 
@@ -56,11 +60,15 @@ def add_arguments(p) -> None:
                    help="shards per split (default: %(default)s)")
 
 
-def learned_model(args, ingest_dir: str, out: str) -> str | None:
+def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str | None:
+    """The learned extractor to rank with: --learned, or fitted now with --train-learned (a
+    dry run only names where it would be)."""
     if not args.train_learned:
         return args.learned
     path = FileSystems.join(out, "learned.pkl")
-    rows = shards.iter_rows(ingest.article_shards(ingest_dir),
+    if dry_run:
+        return path
+    rows = shards.iter_rows(outputs.article_shards(ingest_dir),
                             ["title", "split", "lead", "references"])
     model = learned.train((r for r in rows if r["split"] == "train"), args.learned_articles)
     model.save(path)
@@ -71,13 +79,19 @@ def learned_model(args, ingest_dir: str, out: str) -> str | None:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
-    checks.output_dir(args.out, "rank")
+    options = PipelineOptions(beam_argv or [])
+    dry = beamio.is_dry_run(options)
+    if not dry:
+        checks.output_dir(args.out, "rank")
     try:
-        model = learned_model(args, args.ingest_dir, args.out)
-        config = rank.RankConfig(args.ingest_dir, args.vocab, args.out, model, args.rank_shards)
-        info = rank.run(config, PipelineOptions(beam_argv or []))
+        model = learned_model(args, args.ingest_dir, args.out, dry)
+        config = rank.RankConfig(args.ingest_dir, args.vocab, args.out, model, args.rank_shards,
+                                 args.shard_buffer_mb * 1024 * 1024)
+        info = rank.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum rank: {exc}") from exc
+    if info is None:
+        return 0
     print(f"rank: {info['rows']} articles ranked by {len(info['extractors'])} extractors x "
           f"{len(info['corpora'])} corpora -> {args.out} ({info['errors']} errors)")
     return 0 if info["errors"] == 0 else 1

@@ -9,7 +9,7 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from wikisum.pipeline import report, report_render, shards
+from wikisum.pipeline import beamio, report, report_render, shards
 from wikisum.workflows import checks
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
@@ -70,14 +70,18 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     logging.getLogger("wikisum").setLevel(logging.INFO)
-    checks.output_dir(args.out, "report")
+    options = PipelineOptions(beam_argv or [])
+    if not beamio.is_dry_run(options):
+        checks.output_dir(args.out, "report")
     config = report.ReportConfig(args.data, args.out, args.split, tuple(args.lengths),
                                  args.sample, args.bootstrap, args.seed)
     print(f"report: scoring the {args.split} split of {args.data} ...", flush=True)
     try:
-        metrics = report.run(config, PipelineOptions(beam_argv or []))
+        metrics = report.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum report: {exc}") from exc
+    if metrics is None:
+        return 0
     paths = write(metrics, args.out)
     print(f"report: {metrics['articles']} articles in {metrics['seconds']} s")
     for line in metrics["recommendation"]["text"]:

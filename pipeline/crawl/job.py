@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
@@ -16,7 +17,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
-from wikisum.pipeline import schemas, shards
+from wikisum.pipeline import beamio, schemas, shards
+from wikisum.pipeline.beamio import Commit, MatchFiles, Staged
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.records import (
@@ -30,12 +32,12 @@ from wikisum.pipeline.crawl.records import (
     utc_now,
 )
 from wikisum.pipeline.crawl.writer import WarcSink
-from wikisum.pipeline.ingest import expand_patterns
 from wikisum.pipeline.records import stable_hash
 
 log = logging.getLogger("wikisum.crawl")
 
 LOG_GLOB = "crawl_log-*.parquet"
+SUMMARY = "summary.json"
 
 
 IN = "input"  # tallies of what was read: line, ignored, duplicate, url
@@ -152,19 +154,28 @@ def count_outcome(o: Outcome) -> tuple[str, int]:
 
 
 class WriteLogShard(beam.DoFn):
-    """(shard, outcomes) -> crawl_log-RUN-SSSSS-of-NNNNN.parquet and .jsonl, rows by URL."""
+    """(shard, outcomes) -> crawl_log-RUN-SSSSS-of-NNNNN.parquet and .jsonl, rows by URL, both
+    staged for the commit. Memory is bounded: the Parquet file is written by the sorting shard
+    writer, and the JSON Lines copy is streamed from it."""
 
-    def __init__(self, log_dir: str, run_id: str, total: int):
+    def __init__(self, log_dir: str, run_id: str, total: int, staging: str, buffer_bytes: int):
         self.log_dir, self.run_id, self.total = log_dir, run_id, total
+        self.staging, self.buffer_bytes = staging, buffer_bytes
 
     def process(self, item):
         index, outcomes = item
-        rows = sorted((o.row() for o in outcomes if o is not None), key=lambda r: r["url"])
         stem = FileSystems.join(self.log_dir, log_name(self.run_id, index, self.total))
-        shards.write_table(stem + ".parquet", rows, schemas.CRAWL_LOG)
-        shards.write_text(stem + ".jsonl", "".join(
-            json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
-        yield stem + ".parquet"
+        name = stem.rsplit("/", 1)[-1]
+        parquet = FileSystems.join(self.staging, f"{name}.parquet.{uuid.uuid4().hex[:12]}")
+        n = shards.write_sorted_table((o.row() for o in outcomes if o is not None), parquet,
+                                      schemas.CRAWL_LOG, lambda r: r["url"],
+                                      buffer_bytes=self.buffer_bytes)
+        jsonl = FileSystems.join(self.staging, f"{name}.jsonl.{uuid.uuid4().hex[:12]}")
+        with FileSystems.create(jsonl, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            for row in shards.iter_rows([parquet]):
+                f.write((json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode())
+        yield Staged(stem + ".parquet", parquet, n)
+        yield Staged(stem + ".jsonl", jsonl, n)
 
 
 def host_log(out: str, run_id: str, host: str) -> str:
@@ -204,58 +215,107 @@ def summarize(counts: list, warc_files: list, config: CrawlConfig) -> dict:
     }
 
 
-def build(p: beam.Pipeline, config: CrawlConfig, url_paths: list[str],
-          log_paths: list[str]) -> None:
-    """Add the crawl job to pipeline ``p``; ``log_paths`` are the earlier runs' logs."""
-    lines = (p | "UrlFiles" >> beam.Create(url_paths)
-             | "ReadUrlLines" >> beam.ParDo(ReadUrlLines()).with_outputs(TALLY, main="lines"))
-    done = (p | "EarlierLogs" >> beam.Create(log_paths)
-            | "ReadDone" >> beam.FlatMap(read_done))
-    planned = ({"lines": lines.lines, "done": done}
+class ReadUrls(beam.PTransform):
+    """URL list globs, matched by the job -> (key, line) of every URL line, and tallies."""
+
+    def __init__(self, patterns):
+        super().__init__()
+        self.patterns = patterns
+
+    def expand(self, pbegin):
+        read = (pbegin | "MatchUrlLists" >> MatchFiles(self.patterns)
+                | "ReadUrlLines" >> beam.ParDo(ReadUrlLines()).with_outputs(TALLY, main="lines"))
+        return {"main": read.lines, TALLY: read[TALLY]}
+
+
+class EarlierOutcomes(beam.PTransform):
+    """The logs earlier runs left in ``out`` (matched by the job) -> (url, True) for every URL
+    they settled."""
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, pbegin):
+        return (pbegin | "MatchLogs" >> MatchFiles([log_glob(self.out)], required=False)
+                | "ReadDone" >> beam.FlatMap(read_done))
+
+
+class FetchHosts(beam.PTransform):
+    """(host, url) to fetch -> outcomes, and the WARC files written (``warc_files``)."""
+
+    def __init__(self, config: CrawlConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, fetches):
+        fetched = (fetches | "GroupByHost" >> beam.GroupByKey()
+                   | "FetchHost" >> beam.ParDo(FetchHost(self.config)).with_outputs(
+                       WARC_FILES, main="outcomes"))
+        return {"main": fetched.outcomes, WARC_FILES: fetched[WARC_FILES]}
+
+
+def log_glob(out: str) -> str:
+    return FileSystems.join(out, "log", LOG_GLOB)
+
+
+def output_globs(config: CrawlConfig) -> list[str]:
+    """What a run writes in ``out`` (globs): WARC files, its log, its summaries."""
+    return [FileSystems.join(config.out, "warc", f"crawl-{config.run_id}-*.warc.gz"),
+            FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-*"),
+            FileSystems.join(config.out, f"summary-{config.run_id}.json"),
+            FileSystems.join(config.out, SUMMARY)]
+
+
+def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
+    """Add the crawl job to pipeline ``p`` (no filesystem is touched here: the URL lists and
+    the earlier runs' logs are matched by the job)."""
+    staging = beamio.temp_dir(config.out, token)
+    lines = p | "ReadUrls" >> ReadUrls(config.urls)
+    done = p | "EarlierOutcomes" >> EarlierOutcomes(config.out)
+    planned = ({"lines": lines["main"], "done": done}
                | "GroupByUrl" >> beam.CoGroupByKey()
                | "Plan" >> beam.ParDo(Plan()).with_outputs(
                    TALLY, FETCH, main="outcomes"))
-    fetched = (planned[FETCH] | "GroupByHost" >> beam.GroupByKey()
-               | "FetchHost" >> beam.ParDo(FetchHost(config)).with_outputs(
-                   WARC_FILES, main="outcomes"))
-    outcomes = (planned.outcomes, fetched.outcomes) | "AllOutcomes" >> beam.Flatten()
+    fetched = planned[FETCH] | "FetchHosts" >> FetchHosts(config)
+    outcomes = (planned.outcomes, fetched["main"]) | "AllOutcomes" >> beam.Flatten()
     total = config.log_shards
-    empty = p | "AllLogShards" >> beam.Create([(i, None) for i in range(total)])
     log_dir = FileSystems.join(config.out, "log")
-    _ = ((outcomes | "LogShard" >> beam.Map(lambda o: (stable_hash(o.url) % total, o)), empty)
-         | "OutcomesAndShards" >> beam.Flatten()
-         | "GroupLogShards" >> beam.GroupByKey()
-         | "WriteLog" >> beam.ParDo(WriteLogShard(log_dir, config.run_id, total)))
+    every = p | "AllLogShards" >> beam.Create([(i, None) for i in range(total)])
+    staged_log = ((outcomes | "LogShard" >> beam.Map(lambda o: (stable_hash(o.url) % total, o)),
+                   every)
+                  | "OutcomesAndShards" >> beam.Flatten()
+                  | "GroupLogShards" >> beam.GroupByKey()
+                  | "WriteLog" >> beam.ParDo(WriteLogShard(log_dir, config.run_id, total, staging,
+                                                           shards.DEFAULT_BUFFER_BYTES)))
     counts = ((lines[TALLY], planned[TALLY],
                outcomes | "CountOutcomes" >> beam.Map(count_outcome))
               | "AllTallies" >> beam.Flatten()
               | "SumTallies" >> beam.CombinePerKey(sum)
               | "CollectTallies" >> beam.combiners.ToList())
     warcs = fetched[WARC_FILES] | "CollectWarcFiles" >> beam.combiners.ToList()
-    summary_path = FileSystems.join(config.out, f"summary-{config.run_id}.json")
-    _ = (counts | "WriteSummary" >> beam.Map(
-        lambda c, w: shards.write_text(summary_path, json.dumps(
-            summarize(c, w, config), indent=1, sort_keys=True) + "\n"),
-        beam.pvalue.AsSingleton(warcs)))
+    summary = counts | "Summarize" >> beam.Map(
+        lambda c, w: json.dumps(summarize(c, w, config), indent=1, sort_keys=True) + "\n",
+        beam.pvalue.AsSingleton(warcs))
+    run_summary = FileSystems.join(config.out, f"summary-{config.run_id}.json")
+    staged_summary = summary | "StageRunSummary" >> beam.Map(
+        lambda text: beamio.stage_text(run_summary, staging, text))
+    # The run's log shards are whole once committed: its per-host files are not needed then.
+    host_logs = FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet")
+    _ = ((staged_log, staged_summary) | "AllStaged" >> beam.Flatten()
+         | "Commit" >> Commit(FileSystems.join(config.out, SUMMARY), lambda files, text: text,
+                              [], staging, side=[summary], obsolete=[host_logs]))
 
 
-def earlier_logs(out: str) -> list[str]:
-    return shards.match(FileSystems.join(out, "log", LOG_GLOB))
-
-
-def run(config: CrawlConfig, pipeline_options) -> dict:
-    """Run the crawl and return the summary it wrote (``summary-RUN.json``, also copied to
-    ``summary.json``)."""
+def run(config: CrawlConfig, pipeline_options) -> dict | None:
+    """Run the crawl and return the summary it wrote (``summary-RUN.json``, also
+    ``summary.json``); None for a dry run."""
     if not config.run_id:
         config = replace(config, run_id=new_run_id())
-    url_paths = expand_patterns(config.urls)
-    log_paths = earlier_logs(config.out)
-    log.info("crawl %s: %d URL file(s), %d earlier log file(s) -> %s", config.run_id,
-             len(url_paths), len(log_paths), config.out)
-    with beam.Pipeline(options=pipeline_options) as p:
-        build(p, config, url_paths, log_paths)
-    # The run's log shards are whole: the per-host files written on the way are not needed.
-    shards.delete(FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet"))
-    text = shards.read_text(FileSystems.join(config.out, f"summary-{config.run_id}.json"))
-    shards.write_text(FileSystems.join(config.out, "summary.json"), text)
-    return json.loads(text)
+    log.info("crawl %s: URL lists %s -> %s", config.run_id, ", ".join(config.urls), config.out)
+    token = beamio.new_token()
+    if not beamio.launch("crawl", pipeline_options, lambda p: build(p, config, token),
+                         output_globs(config)):
+        return None
+    return json.loads(shards.read_text(FileSystems.join(config.out,
+                                                        f"summary-{config.run_id}.json")))

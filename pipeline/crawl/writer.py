@@ -13,6 +13,7 @@ from warcio.warcwriter import WARCWriter
 
 from wikisum.pipeline.crawl.records import Exchange
 from wikisum.pipeline.records import stable_hash
+from wikisum.pipeline.shards import temporary_name
 
 
 def warc_record_bytes(ex: Exchange, warcinfo_id: str = "") -> tuple[bytes, int]:
@@ -48,7 +49,9 @@ class WarcSink:
 
     Files open lazily (a host whose every URL is refused writes none), start with a warcinfo
     record, and roll over to the next part past ``part_bytes``. A name that exists already is
-    never reopened: the part number moves on. Thread-safe.
+    never reopened: the part number moves on. A part is written under a hidden temporary name
+    and renamed when closed, so a killed crawl leaves no cut file for ingest to read (its URLs
+    are not logged as settled either, and the next run fetches them again). Thread-safe.
     """
 
     def __init__(self, out_dir: str, run_id: str, host: str, part_bytes: int,
@@ -60,6 +63,7 @@ class WarcSink:
         self._lock = threading.Lock()
         self._file = None
         self._path, self._size, self._part, self._info_id = "", 0, 0, ""
+        self._temporary = ""
 
     def write(self, ex: Exchange) -> tuple[str, int]:
         """Record an exchange; returns (file, offset of its response record)."""
@@ -84,7 +88,9 @@ class WarcSink:
         info = writer.create_warcinfo_record(path.rsplit("/", 1)[-1], self.info)
         writer.write_record(info)
         self._info_id = info.rec_headers.get_header("WARC-Record-ID")
-        self._file = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        self._temporary = temporary_name(path)
+        self._file = FileSystems.create(self._temporary,
+                                        compression_type=CompressionTypes.UNCOMPRESSED)
         self._file.write(buf.getvalue())
         self._path, self._size = path, len(buf.getvalue())
         self.files.append(path)
@@ -93,3 +99,4 @@ class WarcSink:
         if self._file is not None:
             self._file.close()
             self._file = None
+            FileSystems.rename([self._temporary], [self._path])

@@ -69,6 +69,58 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
 
 
 # --------------------------------------------------------------------------------------------
+# The job's stages, each a composite transform applied alone
+
+
+def test_read_articles_matches_its_dumps_when_it_runs_and_accounts_for_every_page(tmp_path):
+    (tmp_path / "a.xml.bz2").write_bytes(bz2.compress(DUMP.encode()))
+    with BeamTestPipeline() as p:
+        out = p | ingest.ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
+        assert_that(out["main"] | beam.Map(lambda a: (a.id, a.title, a.lead)),
+                    equal_to([(1, "Alpha", "Alpha is a letter.")]), label="articles")
+        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.record, d.reason)),
+                    equal_to([("2", "redirect"), ("3", "non_article_namespace")]), label="dead")
+        assert_that(out[ingest.TALLY] | beam.CombinePerKey(sum),
+                    equal_to([(("files", "_in"), 1), (("files", "read"), 1),
+                              (("pages", "_in"), 3), (("pages", "redirect"), 1),
+                              (("pages", "non_article_namespace"), 1)]), label="tally")
+
+
+def test_join_references_follows_redirects_and_lists_what_is_missing():
+    page = reference("http://b.example/final", "2020-01-01T00:00:00Z")
+    links = [("http://a.example/old", Link(1, "citation", 0)),
+             ("http://c.example/", Link(1, "search", 0))]
+    with BeamTestPipeline() as p:
+        redirects = p | "Redirects" >> beam.Create([("http://a.example/old",
+                                                     "http://b.example/final")])
+        out = ((p | "Links" >> beam.Create(links),
+                p | "Refs" >> beam.Create([(page.url, page)]))
+               | ingest.JoinReferences(redirects))
+        assert_that(out["main"], equal_to([(1, (Link(1, "citation", 0), page))]), label="found")
+        assert_that(out[ingest.MISSING_SEARCH], equal_to(["http://c.example/"]), label="missing")
+        assert_that(out[ingest.MISSING_CITATION], equal_to([]), label="cited")
+
+
+def test_drop_clones_keeps_the_references_and_drops_the_article_itself():
+    from wikisum.pipeline.records import Article
+
+    article = Article(7, "Alpha", "https://en.wikipedia.org/wiki/Alpha", "Alpha is a letter.",
+                      (), ("http://ref.example/", "https://en.wikipedia.org/wiki/Alpha"), "d")
+    good = reference("http://ref.example/", "d", text="Letters are written symbols of Greek.")
+    own = reference("https://en.wikipedia.org/wiki/Alpha", "d", text="Alpha is a letter.")
+    found = [(7, (Link(7, "citation", 0), good)), (7, (Link(7, "citation", 1), own))]
+    with BeamTestPipeline() as p:
+        out = ((p | "Articles" >> beam.Create([article]), p | "Found" >> beam.Create(found),
+                p | "Listed" >> beam.Create([]))
+               | ingest.DropClones(0.5, num_shards=4))
+        assert_that(out["main"] | beam.Map(lambda kv: (kv[1]["id"], [r["url"] for r in kv[1][
+            "references"]], kv[1]["self_removed"])),
+                    equal_to([(7, ["http://ref.example/"], 1)]), label="rows")
+        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.reason)),
+                    equal_to([("https://en.wikipedia.org/wiki/Alpha", "self")]), label="dead")
+
+
+# --------------------------------------------------------------------------------------------
 # The whole job on the sample corpus
 
 

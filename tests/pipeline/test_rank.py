@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
 
+import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
 
 from wikisum import extractors
 from wikisum.extractors import learned
-from wikisum.pipeline import loader, schemas, vocab
+from wikisum.pipeline import loader, rank, schemas, vocab
 from wikisum.pipeline.rank import CORPORA, corpus_indices
 from wikisum.workflows import cli
 
@@ -210,3 +214,16 @@ def test_build_help_lists_its_outputs(capsys):
         cli.main(["build", "--help"])
     text = capsys.readouterr().out
     assert "OUT/ingest" in text and "OUT/vocab.model" in text and "OUT/data" in text
+
+
+def test_read_ingest_shards_checks_the_ingest_output_when_the_job_runs(built, tmp_path):
+    out, manifest = built
+    with BeamTestPipeline() as p:
+        ids = p | rank.ReadIngestShards(str(out / "ingest")) | beam.Map(lambda r: r["id"])
+        assert_that(ids, equal_to([a["page_id"] for a in manifest["articles"]]))
+    unfinished = tmp_path / "ingest"
+    shutil.copytree(out / "ingest", unfinished)
+    (unfinished / "summary.json").unlink()
+    with pytest.raises(Exception, match=f"rerun `wikisum ingest --out {unfinished}`"):
+        with BeamTestPipeline() as p:
+            _ = p | rank.ReadIngestShards(str(unfinished))

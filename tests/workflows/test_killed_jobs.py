@@ -1,5 +1,6 @@
-"""A job killed part-way (kill -9) never looks finished: its completion record is gone, and
-every reader refuses the partial output with the command to rerun."""
+"""A job killed part-way (kill -9) never looks finished: killed while it writes, it leaves the
+earlier output whole (its files are staged out of sight); killed while it commits, its completion
+record is gone, and every reader refuses the output with the command to rerun."""
 
 from __future__ import annotations
 
@@ -15,29 +16,34 @@ import pytest
 from wikisum.pipeline import loader
 from wikisum.workflows import cli
 
-# Runs a command in a child process whose DoFn ``KLASS`` kills the process (SIGKILL, as the
-# kernel or a preempted machine would) when it is about to write its N-th shard.
+# Runs a command in a child process in which ``TARGET`` (a function, or a DoFn's process) kills
+# the process (SIGKILL, as the kernel or a preempted machine would) on its N-th call.
 KILL_AFTER = """
 import os, signal, sys
-from wikisum.pipeline import {module} as job
+import {module} as where
 from wikisum.workflows import cli
 
-original = job.{klass}.process
-written = [0]
+owner = getattr(where, {owner!r}) if {owner!r} else where
+original = getattr(owner, {name!r})
+calls = [0]
 
-def process(self, item):
-    if written[0] == {after}:
+def killing(*args, **kwargs):
+    if calls[0] == {after}:
         os.kill(os.getpid(), signal.SIGKILL)
-    written[0] += 1
-    yield from original(self, item)
+    calls[0] += 1
+    return original(*args, **kwargs)
 
-job.{klass}.process = process
+setattr(owner, {name!r}, killing)
 sys.exit(cli.main({argv!r}))
 """
+WRITING = ("wikisum.pipeline.beamio", "_WriteShard", "process")  # a shard being staged
+COMMITTING = ("wikisum.pipeline.shards", "", "rename")  # a staged file being renamed into place
 
 
-def killed(module: str, klass: str, after: int, argv: list[str]) -> int:
-    code = textwrap.dedent(KILL_AFTER.format(module=module, klass=klass, after=after, argv=argv))
+def killed(target: tuple[str, str, str], after: int, argv: list[str]) -> int:
+    module, owner, name = target
+    code = textwrap.dedent(KILL_AFTER.format(module=module, owner=owner, name=name, after=after,
+                                             argv=argv))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=False)
     return done.returncode
@@ -49,19 +55,51 @@ def ingest_args(sample: Path, out: Path) -> list[str]:
             "--num-shards", "8"]
 
 
-def test_killed_ingest_leaves_no_summary_and_readers_refuse_it(sample_corpus, tmp_path, capsys):
-    sample, _ = sample_corpus
-    out = tmp_path / "ingest"
-    assert cli.main(ingest_args(sample, out)) == 0  # a finished run first, then a killed rerun
-    assert (out / "summary.json").exists()
-    assert killed("ingest", "WriteShard", 3, ingest_args(sample, out)) == -9
-    assert not (out / "summary.json").exists()
-    assert len(list((out / "articles").glob("*.parquet"))) < 8
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def refused_by_readers(out: Path, tmp_path: Path) -> None:
     for argv in (["vocab", "--in", str(out), "--out", str(tmp_path / "v.model")],
                  ["rank", "--in", str(out), "--vocab", str(tmp_path / "v.model"),
                   "--out", str(tmp_path / "data")]):
         with pytest.raises(SystemExit, match=f"rerun `wikisum ingest --out {out}`"):
             cli.main(argv)
+
+
+def test_a_rerun_killed_while_writing_leaves_the_earlier_output_whole(sample_corpus, tmp_path):
+    sample, _ = sample_corpus
+    out = tmp_path / "ingest"
+    assert cli.main(ingest_args(sample, out)) == 0  # a finished run first, then a killed rerun
+    before = snapshot(out)
+    assert killed(WRITING, 3, ingest_args(sample, out)) == -9
+    after = {name: data for name, data in snapshot(out).items() if not name.startswith(".")}
+    assert after == before  # nothing of the killed run is visible; staged files are hidden
+    assert cli.main(["vocab", "--in", str(out), "--out", str(tmp_path / "v.model"),
+                     "--size", "500"]) == 0
+
+
+def test_a_first_run_killed_while_writing_leaves_nothing_a_reader_takes(sample_corpus,
+                                                                        tmp_path):
+    sample, _ = sample_corpus
+    out = tmp_path / "ingest"
+    assert killed(WRITING, 3, ingest_args(sample, out)) == -9
+    assert not (out / "summary.json").exists() and not (out / "articles").exists()
+    refused_by_readers(out, tmp_path)
+
+
+def test_a_run_killed_in_its_commit_is_refused_and_a_rerun_finishes_it(sample_corpus,
+                                                                       tmp_path):
+    sample, _ = sample_corpus
+    out = tmp_path / "ingest"
+    assert cli.main(ingest_args(sample, out)) == 0
+    assert killed(COMMITTING, 3, ingest_args(sample, out)) == -9
+    assert not (out / "summary.json").exists()  # removed first, written last
+    refused_by_readers(out, tmp_path)
+    assert cli.main(ingest_args(sample, out)) == 0
+    assert (out / "summary.json").exists()
+    assert len(list((out / "articles").glob("*.parquet"))) == 8
 
 
 def test_killed_rank_leaves_no_dataset_json_and_training_refuses_it(built_sample, tmp_path):
@@ -70,7 +108,7 @@ def test_killed_rank_leaves_no_dataset_json_and_training_refuses_it(built_sample
     argv = ["rank", "--in", str(built / "ingest"), "--vocab", str(built / "vocab.model"),
             "--out", str(out), "--rank-shards", "2"]
     shutil.copytree(built / "data", out)  # a finished rank in --out, then a killed rerun
-    assert killed("rank", "WriteSplitShard", 3, argv) == -9
+    assert killed(COMMITTING, 3, argv) == -9
     assert not (out / "dataset.json").exists()
     with pytest.raises(FileNotFoundError, match="dataset.json"):
         loader.Dataset(str(out))

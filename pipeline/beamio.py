@@ -1,0 +1,359 @@
+"""Beam plumbing every job shares: accounting (tallies and dead letters), input files matched at
+run time, shard writing with bounded memory, and the commit that makes a job's outputs visible
+all at once. No job imports another job; they all import this.
+
+How a job's outputs become visible (the guarantee of Beam's own file sinks):
+
+    rows --WriteShards--> NAME-SSSSS-of-NNNNN.parquet under OUT/.temp-TOKEN/  (Staged records)
+    every Staged record, the job's tallies --Commit--> one step, after everything is staged:
+        1. delete the completion record (summary.json, dataset.json, ...)
+        2. delete the job's earlier outputs that this run does not replace
+        3. rename every staged file to its final name (a retried commit skips what is done)
+        4. write the completion record, last
+        5. delete OUT/.temp-TOKEN/
+
+A job killed before step 1 leaves the earlier output whole and untouched; killed after it, no
+completion record, so every reader refuses the output and names the command to rerun. Nothing
+here touches a filesystem while the pipeline is built: inputs are matched by the job itself
+(``MatchFiles``), so a Dataflow job can be built and validated offline (``--dry_run true``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io import fileio
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import (
+    GoogleCloudOptions,
+    PipelineOptions,
+    StandardOptions,
+    TestOptions,
+)
+from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
+
+from wikisum.pipeline import shards
+from wikisum.pipeline.records import DeadLetter
+
+log = logging.getLogger("wikisum.beam")
+
+# Output tags of every DoFn that accounts for what it drops.
+DEAD = "dead"
+TALLY = "tally"
+IN = "_in"  # the tally of what entered a stage
+FILES = "files"  # input files -> read to the end, or stopped by corrupt data
+COUNTERS = "wikisum"  # the namespace of every Beam counter (Dataflow's job page shows them)
+
+
+# ------------------------------------------------------------------------------------------
+# Accounting
+
+
+def tally(stage: str, outcome: str, n: int = 1) -> TaggedOutput:
+    """A count for the job's summary, mirrored in a Beam counter for live monitoring."""
+    Metrics.counter(COUNTERS, f"{stage}:{outcome}").inc(n)
+    return TaggedOutput(TALLY, ((stage, outcome), n))
+
+
+def dead(letter: DeadLetter) -> TaggedOutput:
+    return TaggedOutput(DEAD, letter)
+
+
+class Tallying(beam.DoFn):
+    """A DoFn for hot paths: tallies are summed per bundle and emitted once when it finishes,
+    instead of one element (and one counter update) per record."""
+
+    def start_bundle(self):
+        self._tallies: Counter = Counter()
+
+    def count(self, stage: str, outcome: str, n: int = 1) -> None:
+        self._tallies[(stage, outcome)] += n
+
+    def finish_bundle(self):
+        for (stage, outcome), n in sorted(self._tallies.items()):
+            Metrics.counter(COUNTERS, f"{stage}:{outcome}").inc(n)
+            yield TaggedOutput(TALLY, WindowedValue(((stage, outcome), n), MIN_TIMESTAMP,
+                                                    [GlobalWindow()]))
+        self._tallies = Counter()
+
+    def file_failed(self, path: str, where: str, exc: Exception):
+        """A file that stopped being readable at ``where``: what came before it is kept."""
+        self.count(FILES, "corrupt_file")
+        yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
+
+
+def accounts(label: str, pcolls: Iterable[beam.PCollection], pipeline: beam.Pipeline):
+    """One PCollection of several (an empty one when there are none)."""
+    pcolls = list(pcolls)
+    if not pcolls:
+        return pipeline | f"No{label}" >> beam.Create([])
+    return pcolls | f"All{label}" >> beam.Flatten()
+
+
+class Progress:
+    """Logs a records/s line at most every ``every_s`` seconds."""
+
+    def __init__(self, what: str, every_s: float = 10.0):
+        self.what, self.every_s = what, every_s
+        self.start = self.last = time.monotonic()
+        self.n = 0
+
+    def tick(self, source: str) -> None:
+        self.n += 1
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            log.info("%s: %d %s read (%.0f/s)", source, self.n, self.what,
+                     self.n / (now - self.start))
+
+
+# ------------------------------------------------------------------------------------------
+# Options
+
+
+def is_dry_run(options: PipelineOptions) -> bool:
+    """``--dry_run true``: the runner builds and validates the job without running it (Beam
+    keeps the option's text, so ``--dry_run false`` must not count as set)."""
+    value = options.view_as(TestOptions).dry_run
+    return str(value).strip().lower() in ("true", "1", "yes")
+
+
+def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipeline], None],
+           writes: list[str]) -> bool:
+    """Build the job with ``build(pipeline)`` and run it to the end: True when it finished.
+
+    A dry run (``--dry_run true``, honoured by the DataflowRunner) builds and validates the
+    job without submitting it; then this prints what was built and where the job would write
+    (``writes``), and returns False.
+
+    Raises:
+        ValueError: ``--dry_run`` with a runner that would ignore it and run the job.
+        RuntimeError: the job ended in a state other than DONE.
+    """
+    dry = is_dry_run(options)
+    runner = str(options.view_as(StandardOptions).runner or "DirectRunner")
+    if dry and "dataflow" not in runner.lower():
+        raise ValueError(f"--dry_run is honoured by the DataflowRunner only; {runner} would run "
+                         "the job")
+    pipeline = beam.Pipeline(options=options)
+    build(pipeline)
+    result = pipeline.run()
+    if dry:
+        print(describe_dry_run(command, result, options, writes), flush=True)
+        return False
+    state = result.wait_until_finish()
+    if state is not None and str(state) not in ("DONE", "PipelineState.DONE"):
+        raise RuntimeError(f"wikisum {command}: the job ended {state}")
+    return True
+
+
+def describe_dry_run(command: str, result, options: PipelineOptions, writes: list[str]) -> str:
+    """What a dry run built and where the job would write."""
+    runner = options.view_as(StandardOptions).runner or "DirectRunner"
+    job = getattr(result, "job", None)
+    proto = getattr(job, "proto_pipeline", None)
+    steps = len(proto.components.transforms) if proto is not None else None
+    name = getattr(getattr(job, "proto", None), "name", "") or ""
+    gcp = options.view_as(GoogleCloudOptions)
+    lines = [f"wikisum {command}: dry run: the {runner} job {name} was built and validated"
+             + (f" ({steps} transforms)" if steps else "") + "; nothing was submitted, read "
+             "or written"]
+    if gcp.project:
+        lines.append(f"  project {gcp.project}, region {gcp.region}, temp {gcp.temp_location}")
+    lines += [f"  would write: {path}" for path in writes]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Inputs
+
+
+def split_patterns(patterns: Iterable[str]) -> list[str]:
+    """The comma-separated pieces of every pattern, in order, without empties or repeats."""
+    pieces: list[str] = []
+    for pattern in patterns:
+        for piece in pattern.split(","):
+            piece = piece.strip()
+            if piece and piece not in pieces:
+                pieces.append(piece)
+    return pieces
+
+
+class MatchFiles(beam.PTransform):
+    """Globs -> the paths they match, matched by the job when it runs (so a launch neither
+    lists a bucket nor ships 100,000 paths inside the job graph), each path once, spread over
+    workers. For a required input a glob that matches nothing fails the job with its name.
+    """
+
+    def __init__(self, patterns: Iterable[str], required: bool = True):
+        super().__init__()
+        self.patterns = split_patterns(patterns)
+        self.required = required
+
+    def expand(self, pbegin):
+        treatment = (fileio.EmptyMatchTreatment.DISALLOW if self.required
+                     else fileio.EmptyMatchTreatment.ALLOW)
+        return (pbegin
+                | "Patterns" >> beam.Create(self.patterns)
+                | "Match" >> fileio.MatchAll(treatment)
+                | "Paths" >> beam.Map(lambda metadata: metadata.path)
+                | "Once" >> beam.Distinct()
+                | "Spread" >> beam.Reshuffle())
+
+
+# ------------------------------------------------------------------------------------------
+# Outputs
+
+
+class Staged(NamedTuple):
+    """A file written under a temporary name, to be renamed to ``final`` by :class:`Commit`."""
+
+    final: str
+    temporary: str
+    rows: int
+
+
+def new_token() -> str:
+    """A run's name for its temporary folder (no filesystem access)."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+
+
+def temp_dir(out: str, token: str) -> str:
+    """Where a run stages its files: hidden, so no reader's glob sees them."""
+    return FileSystems.join(out, f".temp-{token}")
+
+
+def shard_name(prefix: str, index: int, total: int) -> str:
+    return f"{prefix}-{index:05d}-of-{total:05d}.parquet"
+
+
+def describe_set(paths: list[str]) -> str:
+    """A set of output files in one line: the first and the last, and how many."""
+    paths = sorted(paths)
+    if len(paths) == 1:
+        return paths[0]
+    return f"{paths[0]} ... {paths[-1].rsplit('/', 1)[-1]} ({len(paths)} files)"
+
+
+class _WriteShard(beam.DoFn):
+    def __init__(self, finals: dict, staging: str, schema, sort_key, buffer_bytes: int):
+        self.finals, self.staging = finals, staging
+        self.schema, self.sort_key, self.buffer_bytes = schema, sort_key, buffer_bytes
+
+    def process(self, item):
+        key, rows = item
+        final = self.finals[key]
+        started = time.monotonic()
+        # A name of its own per attempt: a retried bundle never writes over the file that a
+        # slower twin may still be writing; Commit takes the attempt whose record came out.
+        name = final.rsplit("/", 1)[-1]
+        temporary = FileSystems.join(self.staging, f"{name}.{uuid.uuid4().hex[:12]}")
+        n = shards.write_sorted_table((r for r in rows if r is not None), temporary, self.schema,
+                                      self.sort_key, buffer_bytes=self.buffer_bytes)
+        Metrics.counter(COUNTERS, "shards:written").inc()
+        log.info("%s: %d rows staged in %.1f s", name, n, time.monotonic() - started)
+        yield Staged(final, temporary, n)
+
+
+class WriteShards(beam.PTransform):
+    """(shard key, row) -> one Parquet file per key of ``finals`` (key -> final path), every key
+    written even when no row has it, rows sorted by ``sort_key`` (then by their bytes, so equal
+    keys are ordered too: a rerun writes the same bytes). Files are staged under ``staging``;
+    the output is one :class:`Staged` record per file for :class:`Commit`.
+
+    Memory: a shard's rows are streamed through a sort that keeps at most ``buffer_bytes`` of
+    them in memory and spills sorted runs to the worker's local disk
+    (:func:`wikisum.pipeline.shards.write_sorted_table`).
+    """
+
+    def __init__(self, finals: dict[Hashable, str], staging: str, schema,
+                 sort_key: Callable[[dict], object],
+                 buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES):
+        super().__init__()
+        self.finals, self.staging = dict(finals), staging
+        self.schema, self.sort_key, self.buffer_bytes = schema, sort_key, buffer_bytes
+
+    def expand(self, rows):
+        every = rows.pipeline | "EveryShard" >> beam.Create(
+            [(key, None) for key in self.finals])
+        return ((rows, every) | "RowsAndShards" >> beam.Flatten()
+                | "GroupShards" >> beam.GroupByKey()
+                | "WriteShard" >> beam.ParDo(_WriteShard(self.finals, self.staging, self.schema,
+                                                         self.sort_key, self.buffer_bytes)))
+
+
+def stage_text(path: str, staging: str, text: str) -> Staged:
+    """A small text file, staged like a shard (call it inside a step of the job)."""
+    temporary = FileSystems.join(staging, f"{path.rsplit('/', 1)[-1]}.{uuid.uuid4().hex[:12]}")
+    shards.write_text(temporary, text)
+    return Staged(path, temporary, text.count("\n"))
+
+
+def commit(staged: list[Staged], record: str, record_text: str, clear: Iterable[str],
+           staging: str | None = None, obsolete: Iterable[str] = ()) -> None:
+    """Make staged files visible and write the completion record last (steps 1-5 above).
+
+    Idempotent, so that a retried step finishes the job: a staged file already renamed is
+    taken as done; earlier outputs are matched by the ``clear`` globs and deleted unless this
+    run writes a file of the same name. Files matching the ``obsolete`` globs (state the job
+    kept while it ran) are deleted after the record is written.
+
+    Raises:
+        FileNotFoundError: a staged file is neither at its temporary nor at its final name.
+    """
+    if FileSystems.exists(record):
+        FileSystems.delete([record])
+    finals = {s.final for s in staged}
+    for pattern in clear:
+        stale = [path for path in shards.match(pattern) if path not in finals]
+        if stale:
+            FileSystems.delete(stale)
+    for s in sorted(staged):
+        if FileSystems.exists(s.temporary):
+            shards.rename(s.temporary, s.final)
+        elif not FileSystems.exists(s.final):
+            raise FileNotFoundError(f"{s.temporary} was staged but is gone, and {s.final} is "
+                                    "not there; rerun the job")
+    shards.write_text(record, record_text)
+    for pattern in obsolete:
+        shards.delete(pattern)
+    if staging is not None:
+        shards.remove_dir(staging)
+    log.info("committed %d file(s) and %s", len(staged), record)
+
+
+class Commit(beam.PTransform):
+    """Every Staged record of a job -> its files visible, then its completion record, in one step
+    that runs once everything is staged (:func:`commit`). ``record_text(staged, *side)`` makes
+    the record's text from the staged files and the ``side`` inputs (singletons: a summary
+    from the job's tallies, say)."""
+
+    def __init__(self, record: str, record_text: Callable[..., str], clear: Iterable[str],
+                 staging: str, side: Iterable = (), obsolete: Iterable[str] = ()):
+        super().__init__()
+        self.record, self.record_text = record, record_text
+        self.clear, self.staging, self.side = list(clear), staging, list(side)
+        self.obsolete = list(obsolete)
+
+    def expand(self, staged):
+        record, record_text, clear, staging, obsolete = (
+            self.record, self.record_text, self.clear, self.staging, self.obsolete)
+
+        def run(files, *side):
+            files = sorted(files)
+            commit(files, record, record_text(files, *side), clear, staging, obsolete)
+            return record
+
+        return (staged | "AllStaged" >> beam.combiners.ToList()
+                | "CommitFiles" >> beam.Map(
+                    run, *[beam.pvalue.AsSingleton(s) for s in self.side]))

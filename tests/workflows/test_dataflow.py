@@ -1,0 +1,152 @@
+"""Every Beam job builds its Dataflow job offline (``--dry_run true``: built and validated, not
+submitted), and the DirectRunner's multi-process mode writes the same bytes as one worker. (The
+package that ``--setup_file`` stages is tested in tests/test_packaging.py.)"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wikisum.workflows import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+BUCKET = "gs://wikisum-bucket"
+DATAFLOW = ["--runner", "DataflowRunner", "--dry_run", "true", "--project", "wikisum-test",
+            "--region", "us-central1", "--temp_location", f"{BUCKET}/tmp",
+            "--setup_file", str(ROOT / "setup.py")]
+
+# Loaded in the child through sitecustomize: every connection or name lookup to anything but
+# loopback is refused at once and written down, so a job that reaches for the network while it
+# is built fails fast (instead of waiting out a client's retries) and the test can name it.
+GUARD = textwrap.dedent("""
+    import os, socket
+    _LOG = os.environ["WIKISUM_NETWORK_LOG"]
+    _LOCAL = ("127.", "::1", "localhost")
+
+    def _refuse(what):
+        with open(_LOG, "a") as f:
+            f.write(f"{what}\\n")
+        raise OSError(f"network access while building a job: {what}")
+
+    _connect, _getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(self, address):
+        host = address[0] if isinstance(address, tuple) else str(address)
+        if self.family == socket.AF_UNIX or str(host).startswith(_LOCAL):
+            return _connect(self, address)
+        _refuse(f"connect {address}")
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host is None or str(host).startswith(_LOCAL):
+            return _getaddrinfo(host, *args, **kwargs)
+        _refuse(f"lookup {host}")
+
+    socket.socket.connect = connect
+    socket.getaddrinfo = getaddrinfo
+""")
+
+JOBS = {
+    "ingest": ["ingest", "--wiki", f"{BUCKET}/dumps/enwiki-*-pages-articles*.xml.bz2",
+               "--warc", f"{BUCKET}/cc/*.warc.gz", "--wet", f"{BUCKET}/cc/*.wet.gz",
+               "--search-results", f"{BUCKET}/search.jsonl", "--out", f"{BUCKET}/ingest",
+               "--num-shards", "1000"],
+    "rank": ["rank", "--in", f"{BUCKET}/ingest", "--vocab", f"{BUCKET}/vocab.model",
+             "--out", f"{BUCKET}/data", "--train-learned"],
+    "report": ["report", "--data", f"{BUCKET}/data", "--out", f"{BUCKET}/report"],
+    "crawl": ["crawl", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--out",
+              f"{BUCKET}/crawl"],
+    "build": ["build", "--wiki", f"{BUCKET}/dumps/enwiki.xml.bz2", "--warc",
+              f"{BUCKET}/cc/*.warc.gz", "--out", f"{BUCKET}/build"],
+}
+WRITES = {"ingest": f"{BUCKET}/ingest/articles/articles-00000-of-01000.parquet",
+          "rank": f"{BUCKET}/data/dataset.json", "report": f"{BUCKET}/report/report.html",
+          "crawl": f"{BUCKET}/crawl/summary.json", "build": f"{BUCKET}/build/data/dataset.json"}
+
+
+def dataflow_available() -> bool:
+    try:
+        import apache_beam.runners.dataflow.internal.apiclient  # noqa: F401
+        import google.cloud.storage  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def guard(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("guard")
+    (folder / "sitecustomize.py").write_text(GUARD)
+    return folder
+
+
+@pytest.mark.parametrize("job", sorted(JOBS))
+def test_every_beam_job_builds_its_dataflow_job_offline(job, guard, tmp_path):
+    assert dataflow_available(), ("the Dataflow runner is not installed: install the test "
+                                  "environment with `make setup` (pip install -e '.[dev]')")
+    log = tmp_path / "network.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "CLOUDSDK_"))}
+    env.update(PYTHONPATH=str(guard), WIKISUM_NETWORK_LOG=str(log), NO_GCE_CHECK="True",
+               HOME=str(tmp_path))  # no gcloud credentials of the user's either
+    done = subprocess.run([sys.executable, "-m", "wikisum.workflows.cli", *JOBS[job], *DATAFLOW],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
+                          check=False)
+    network = log.read_text() if log.exists() else ""
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    assert network == "", f"the job reached for the network while being built:\n{network}"
+    assert "dry run: the DataflowRunner job" in done.stdout and "was built and validated" in \
+        done.stdout, done.stdout
+    assert f"would write: {WRITES[job]}" in done.stdout, done.stdout
+
+
+def test_a_dry_run_refuses_a_runner_that_would_run_the_job(capsys):
+    with pytest.raises(SystemExit, match="DataflowRunner only"):
+        cli.main(JOBS["crawl"] + ["--dry_run", "true"])
+
+
+# --------------------------------------------------------------------------------------------
+# Several worker processes write what one writes
+
+
+def same_tree(a: Path, b: Path) -> list[str]:
+    """Relative paths whose bytes differ, or that only one tree has."""
+    names_a = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    names_b = {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    differ = sorted(str(n) for n in names_a ^ names_b)
+    differ += sorted(str(n) for n in names_a & names_b
+                     if not filecmp.cmp(a / n, b / n, shallow=False))
+    return differ
+
+
+MULTI = ["--direct_running_mode", "multi_processing", "--direct_num_workers", "2"]
+
+
+def test_two_worker_processes_write_the_same_bytes_as_one(sample_corpus, tmp_path):
+    sample, _ = sample_corpus
+    ingest = ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+              "--warc", str(sample / "warc" / "*.warc.gz"),
+              "--wet", str(sample / "wet" / "*.warc.wet.gz"),
+              "--search-results", str(sample / "search_results.jsonl"), "--num-shards", "3"]
+    assert cli.main(ingest + ["--out", str(tmp_path / "one")]) == 0
+    assert cli.main(ingest + ["--out", str(tmp_path / "two")] + MULTI) == 0
+    one, two = tmp_path / "one", tmp_path / "two"
+    summary_one = (one / "summary.json").read_text().replace(str(one), "OUT")
+    summary_two = (two / "summary.json").read_text().replace(str(two), "OUT")
+    assert summary_one == summary_two
+    (one / "summary.json").unlink()
+    (two / "summary.json").unlink()
+    assert same_tree(one, two) == []
+    assert len(list((one / "articles").glob("*.parquet"))) == 3
+
+    vocab = tmp_path / "vocab.model"
+    (one / "summary.json").write_text(summary_one.replace("OUT", str(one)))
+    assert cli.main(["vocab", "--in", str(one), "--out", str(vocab), "--size", "1000"]) == 0
+    rank = ["rank", "--in", str(one), "--vocab", str(vocab), "--rank-shards", "2"]
+    assert cli.main(rank + ["--out", str(tmp_path / "r1")]) == 0
+    assert cli.main(rank + ["--out", str(tmp_path / "r2")] + MULTI) == 0
+    assert same_tree(tmp_path / "r1", tmp_path / "r2") == []
