@@ -32,7 +32,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 RESULTS = ROOT / "bench" / "results" / "transformers.json"
-SHAPE = dict(d_model=256, n_heads=4, n_layers=4, d_ff=1024, vocab_size=8000, dropout=0.0)
+# Both models get the same width and depth (T-DMCA local/compressed/local/..., T-D all full).
+# "base": transformer_base width, 5 layers, a 32,000-piece vocabulary (the paper's setting);
+# "small": the setting of the figures first quoted in docs/benchmarks.md.
+SHAPES = {
+    "base": dict(d_model=512, n_heads=8, n_layers=5, d_ff=2048, vocab_size=32000, dropout=0.0),
+    "small": dict(d_model=256, n_heads=4, n_layers=4, d_ff=1024, vocab_size=8000, dropout=0.0),
+}
+SHAPE_NAME = "base"
+SHAPE = SHAPES[SHAPE_NAME]
+CHECKPOINT_LAYERS = False
+TARGET_TOKENS = 200  # of the L positions of a step, the lead's; the rest is the source
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 
 
@@ -62,33 +72,53 @@ def materialize_full_attention() -> None:
 
 def build(name: str, **overrides):
     from wikisum import models
+    from wikisum.models.transformer import dmca_kinds
 
     if name == MATERIALIZED:
         materialize_full_attention()
         name = "t-d"
-    return models.build(name, preset="base", **{**SHAPE, **overrides})
+    shape = {**SHAPE, **overrides}
+    if name == "t-dmca":
+        kinds = dmca_kinds(shape["n_layers"])
+    else:
+        kinds = ["full"] * shape["n_layers"]
+    return models.build(name, preset="base", layer_kinds=kinds, **shape)
 
 
-def child_step(name: str, length: int, threads: int) -> dict:
+def training_batch(length: int, vocab_size: int, device=None):
+    """One example whose ``source + <sep> + target`` is ``length`` tokens: the model's own
+    training path (its loss, chunked output layer included) is what a step measures."""
+    import torch
+
+    from wikisum.models.base import Batch
+
+    target = min(TARGET_TOKENS, max(1, length // 4))
+    source = max(1, length - target - 1)
+    ids = torch.randint(6, vocab_size, (1, source + target), device=device)
+    return Batch(sources=ids[:, :source], source_lengths=torch.tensor([source], device=device),
+                 targets=ids[:, source:], target_lengths=torch.tensor([target], device=device))
+
+
+def child_step(name: str, length: int, threads: int, checkpoint_layers: bool = False) -> dict:
     """One forward + backward of a batch of one sequence of ``length`` tokens (in this process)."""
     import torch
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = build(name)
-    tokens = torch.randint(6, SHAPE["vocab_size"], (1, length))
+    model = build(name, checkpoint_layers=checkpoint_layers).train()
+    batch = training_batch(length, SHAPE["vocab_size"])
     base = rss_mb()
     start = time.perf_counter()
-    logits = model(tokens)
-    loss = torch.nn.functional.cross_entropy(logits[0, :-1].float(), tokens[0, 1:])
-    loss.backward()
+    model(batch).loss.backward()
     seconds = time.perf_counter() - start
-    return {"model": name, "length": length, "seconds": round(seconds, 3),
+    return {"model": name, "length": length, "checkpoint_layers": checkpoint_layers,
+            "seconds": round(seconds, 3),
             "step_peak_mb": round(rss_mb() - base, 1), "tokens_per_s": round(length / seconds)}
 
 
 def run_child(name: str, length: int, threads: int, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--child", name, str(length), "--threads", str(threads)]
+    cmd = [sys.executable, __file__, "--child", name, str(length), "--threads", str(threads),
+           "--shape", SHAPE_NAME] + (["--checkpoint-layers"] if CHECKPOINT_LAYERS else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -237,11 +267,22 @@ def main(argv=None) -> int:
                    help="memory budget for the longest-L search (default: %(default)s MiB)")
     p.add_argument("--timeout", type=float, default=600, help="per child process, seconds")
     p.add_argument("--gpu", action="store_true", help="the CUDA figures instead")
+    p.add_argument("--shape", choices=sorted(SHAPES), default="base",
+                   help="model width, depth and vocabulary (default: %(default)s)")
+    p.add_argument("--lengths", default=None, metavar="L,L,...",
+                   help="only the training steps at these lengths (no longest-L search, no "
+                        "decoding figures)")
+    p.add_argument("--checkpoint-layers", action="store_true",
+                   help="train with activation checkpointing per layer")
     from bench import options
 
     args = options.parse(p, argv)
+    global SHAPE, SHAPE_NAME, CHECKPOINT_LAYERS
+    SHAPE_NAME, SHAPE = args.shape, SHAPES[args.shape]
+    CHECKPOINT_LAYERS = args.checkpoint_layers
     if args.child:
-        print(json.dumps(child_step(args.child[0], int(args.child[1]), args.threads)))
+        print(json.dumps(child_step(args.child[0], int(args.child[1]), args.threads,
+                                    args.checkpoint_layers)))
         return 0
 
     from bench.machine import cpu_model
@@ -252,6 +293,13 @@ def main(argv=None) -> int:
     if args.gpu:
         results["gpu"] = gpu_figures()
         print(json.dumps(results["gpu"], indent=1))
+    elif args.lengths:
+        results["steps"] = []
+        for length in (int(x) for x in args.lengths.split(",")):
+            for name in ("t-d", "t-dmca"):
+                r = run_child(name, length, args.threads, args.timeout)
+                results["steps"].append(r)
+                print(json.dumps(r), flush=True)
     else:
         lengths = [n for n in LENGTHS if not args.quick or n <= 4096]
         budget = 1024 if args.quick else args.budget_mb

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from wikisum.models import wfe as wfe_lib
 from wikisum.models.attention import (
@@ -51,6 +52,7 @@ from wikisum.models.attention import (
     sinusoid,
 )
 from wikisum.models.base import Batch, ModelOutput
+from wikisum.models.losses import masked_weighted_nll
 from wikisum.models.moe import MixtureOfExperts, MoEStats
 
 NAMES = ("t-ed", "t-d", "t-dmca")
@@ -90,6 +92,10 @@ class TransformerConfig:
     bos_id: int = 2
     eos_id: int = 3
     sep_id: int = 5  # <sep> between source and target (decoder-only models)
+    # Activation checkpointing: keep only each decoder layer's input during training and run
+    # the layer again in the backward pass (memory of one layer's activations at a time, for
+    # about a third more compute).
+    checkpoint_layers: bool = False
 
     def __post_init__(self):
         if self.layer_kinds is None:
@@ -243,7 +249,8 @@ def concat_source_target(sources: torch.Tensor, source_lengths: torch.Tensor, se
 
 
 def token_nll(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """logits (B, T, V), labels (B, T) -> NLL in nats (B, T), computed in float32."""
+    """logits (B, T, V), labels (B, T) -> NLL in nats (B, T), computed in float32 (the plain
+    loss that the models' chunked ``nll`` equals; tests compare them)."""
     b, t, v = logits.shape
     return F.cross_entropy(logits.reshape(b * t, v).float(), labels.reshape(b * t),
                            reduction="none").view(b, t)
@@ -401,6 +408,19 @@ class _Transformer(nn.Module):
         """(..., d) -> (..., V) logits."""
         return F.linear(hidden, self.embed.weight) if self.head is None else self.head(hidden)
 
+    def nll_loss(self, hidden: torch.Tensor, labels: torch.Tensor, loss_mask: torch.Tensor,
+                 target_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """hidden (B, T, d), labels, loss_mask, target_mask (B, T) -> the mean NLL over
+        ``loss_mask`` (with its gradient) and the NLL in nats (B, T) float32 (no gradient)
+        where either mask is set, 0 elsewhere. The output projection and cross-entropy run a
+        chunk of rows at a time, never (B, T, V) logits (``models.losses``); equal to
+        ``token_nll(project(hidden), labels)`` masked and averaged."""
+        weight, bias = ((self.embed.weight, None) if self.head is None
+                        else (self.head.weight, self.head.bias))
+        weights = loss_mask.float() / loss_mask.sum().clamp(min=1)
+        return masked_weighted_nll(hidden, weight, bias, labels, weights,
+                                   loss_mask | target_mask)
+
     def decode_stack(self, x: torch.Tensor, token_mask: torch.Tensor | None = None,
                      memory: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
                      return_cache: bool = False
@@ -408,21 +428,26 @@ class _Transformer(nn.Module):
         """Embedded x (B, T, d) through every decoder layer -> normed hidden (B, T, d), the
         layer caches (when asked) and the MoE stats."""
         caches, stats = [], []
+        recompute = self.config.checkpoint_layers and self.training and torch.is_grad_enabled()
         for block in self.blocks:
-            x, cache, moe = block(x, token_mask, memory, memory_mask, return_cache)
+            if recompute:
+                x, cache, moe = checkpoint(block, x, token_mask, memory, memory_mask,
+                                           return_cache, use_reentrant=False)
+            else:
+                x, cache, moe = block(x, token_mask, memory, memory_mask, return_cache)
             if return_cache:
                 caches.append(LayerCache(cache))
             if moe is not None:
                 stats.append(moe)
         return self.norm(x), caches, stats
 
-    def _output(self, nll: torch.Tensor, loss_mask: torch.Tensor, target_mask: torch.Tensor,
+    def _output(self, loss: torch.Tensor, nll: torch.Tensor, target_mask: torch.Tensor,
                 stats: list[MoEStats], estimate: wfe_lib.Estimate | None,
                 targets: torch.Tensor) -> ModelOutput:
-        """nll, loss_mask, target_mask (B, T) -> the ModelOutput: mean NLL over loss_mask plus
-        the weighted auxiliary losses; target_nll summed over target_mask."""
+        """The mean NLL over the loss mask (``loss``), nll and target_mask (B, T) -> the
+        ModelOutput: that loss plus the weighted auxiliary losses; target_nll summed over
+        target_mask."""
         c = self.config
-        loss = (nll * loss_mask).sum() / loss_mask.sum().clamp(min=1)
         aux: dict[str, torch.Tensor] = {}
         if stats:
             # Mean over MoE layers: 1 at balance whatever the number of layers.
@@ -489,11 +514,11 @@ class DecoderOnlyTransformer(_Transformer):
         loss_mask = labelled if c.loss_on == "all" else target_mask
         hidden, _, stats = self.decode_stack(self.embed_tokens(tokens),
                                              token_mask=j < total.unsqueeze(1))
-        nll = token_nll(self.project(hidden), labels)
+        loss, nll = self.nll_loss(hidden, labels, loss_mask, target_mask)
         estimate = None
         if self.frequency is not None:
             estimate = self.frequency(hidden, j < prefix)
-        return self._output(nll, loss_mask, target_mask, stats, estimate, inputs.targets)
+        return self._output(loss, nll, target_mask, stats, estimate, inputs.targets)
 
     @torch.no_grad()
     def start(self, batch: Batch) -> TransformerState:
@@ -559,9 +584,9 @@ class EncoderDecoderTransformer(_Transformer):
         memory, mask = self.encode(batch.sources, batch.source_lengths)
         hidden, _, stats = self.decode_stack(self.embed_tokens(inputs), token_mask=target_mask,
                                              memory=memory, memory_mask=mask)
-        nll = token_nll(self.project(hidden), targets)
+        loss, nll = self.nll_loss(hidden, targets, target_mask, target_mask)
         estimate = self.frequency(memory, mask) if self.frequency is not None else None
-        return self._output(nll, target_mask, target_mask, stats, estimate, targets)
+        return self._output(loss, nll, target_mask, stats, estimate, targets)
 
     @torch.no_grad()
     def start(self, batch: Batch) -> TransformerState:

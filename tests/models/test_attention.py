@@ -210,3 +210,84 @@ def test_sinusoid_has_no_maximum_length():
     torch.testing.assert_close(pe[0], torch.tensor([0.0] * 4 + [1.0] * 4))
     assert pe[1, 0] == pytest.approx(math.sin(1.0))  # timescale 1 for the first pair
     assert torch.isfinite(pe).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# The fused constructions equal the masked ones, in outputs and gradients
+
+FUSED_LENGTHS = [1, 2, 3, 7, 255, 256, 257, 769, 1000]
+
+
+def grads_of(fn, *tensors: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
+    out = fn(*leaves)
+    weights = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).view_as(out)
+    (out * weights).sum().backward()
+    # No gradient at all where the output does not depend on a tensor (queries that can use
+    # the null slot alone): zero, as the masked construction gives.
+    return out.detach(), [torch.zeros_like(leaf) if leaf.grad is None else leaf.grad
+                          for leaf in leaves]
+
+
+@pytest.mark.parametrize("kernel,stride", [(3, 3), (2, 3), (5, 3), (7, 3), (4, 2), (1, 1)])
+@pytest.mark.parametrize("length", FUSED_LENGTHS)
+def test_fused_compressed_attention_equals_the_masked_reference(length, kernel, stride):
+    torch.manual_seed(length)
+    slots = 1 + attention.slot_count(length, kernel, stride)
+    q = torch.randn(2, 2, length, 4, dtype=torch.float64)
+    ks, vs = (torch.randn(2, 2, slots, 4, dtype=torch.float64) for _ in range(2))
+    fused, fused_grads = grads_of(
+        lambda a, b, c: attention.compressed_attention(a, b, c, kernel, stride), q, ks, vs)
+    ref, ref_grads = grads_of(
+        lambda a, b, c: attention.compressed_attention_reference(a, b, c, kernel, stride),
+        q, ks, vs)
+    torch.testing.assert_close(fused, ref)
+    for got, want in zip(fused_grads, ref_grads, strict=True):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("previous_block", [True, False])
+@pytest.mark.parametrize("block_size", [4, 7, 256])
+@pytest.mark.parametrize("length", FUSED_LENGTHS)
+def test_fused_local_attention_equals_the_masked_one(length, block_size, previous_block):
+    torch.manual_seed(length)
+    q, k, v = (torch.randn(1, 2, length, 4, dtype=torch.float64) for _ in range(3))
+    fused, fused_grads = grads_of(lambda a, b, c: attention.local_attention_fused(
+        a, b, c, block_size, previous_block), q, k, v)
+    ref, ref_grads = grads_of(lambda a, b, c: attention.local_attention(
+        a, b, c, block_size, previous_block), q, k, v)
+    torch.testing.assert_close(fused, ref)
+    for got, want in zip(fused_grads, ref_grads, strict=True):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("offset", [-3, -1, 0, 1, 2, 5])
+def test_causal_with_offset_lets_query_m_use_keys_up_to_m_plus_offset(offset):
+    torch.manual_seed(0)
+    m, n_keys = 6, 5
+    q = torch.randn(1, m, 4, dtype=torch.float64)
+    k, v = (torch.randn(1, n_keys, 4, dtype=torch.float64) for _ in range(2))
+    mask = torch.zeros(m, n_keys, dtype=torch.bool)
+    for i in range(m):
+        mask[i, :max(1, min(n_keys, i + offset + 1))] = True  # key 0 always
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(attention.causal_with_offset(q, k, v, offset), expected)
+
+
+@pytest.mark.parametrize("length", [257, 1000])
+def test_fused_compressed_attention_is_causal(length):
+    torch.manual_seed(1)
+    q = torch.randn(1, 2, length, 4, dtype=torch.float64)
+    slots = 1 + attention.slot_count(length, 3, 3)
+    ks, vs = (torch.randn(1, 2, slots, 4, dtype=torch.float64) for _ in range(2))
+    y = attention.compressed_attention(q, ks, vs, 3, 3)
+    t = length // 2  # slots from position t on change; outputs up to t - 1 must not
+    first_changed = -(-(t - 2) // 3) if t >= 2 else 0
+    ks2, vs2 = ks.clone(), vs.clone()
+    ks2[:, :, 1 + first_changed:] += 5
+    vs2[:, :, 1 + first_changed:] += 5
+    q2 = q.clone()
+    q2[:, :, t:] += 5
+    y2 = attention.compressed_attention(q2, ks2, vs2, 3, 3)
+    torch.testing.assert_close(y2[:, :, :t], y[:, :, :t])
+    assert not torch.allclose(y2[:, :, -1], y[:, :, -1])

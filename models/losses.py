@@ -1,0 +1,105 @@
+"""The output layer and its cross-entropy without (N, V) logits.
+
+At the paper's lengths the logits are the largest tensor of a training step: L = 11,000 positions
+x V = 32,000 in float32 are 1.4 GB, and the loss's float copy, its softmax and the gradient add
+as much again each. :func:`weighted_nll` computes the projection, the negative log-likelihood
+and, in the same pass, the gradient of the weighted loss ``CHUNK_BYTES`` of logits at a time
+(the weights, a loss mask over its size, are known before the backward pass), so the memory of
+the loss is O(chunk x V), nothing is recomputed, and the gradient is exact: that of the same
+float32 computation as ``(w * F.cross_entropy(F.linear(h, W, b).float(), y)).sum()``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+CHUNK_BYTES = 64 * 1024 * 1024  # float32 logits held at once, forward and backward
+
+
+def chunk_rows(vocab_size: int, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """Rows of (rows, V) float32 logits that fit in ``chunk_bytes``."""
+    return max(1, chunk_bytes // (4 * vocab_size))
+
+
+class _WeightedNLL(torch.autograd.Function):
+    """sum_i w_i nll_i with the gradient computed in the forward pass, chunk by chunk: the
+    weights (the loss mask over its size) are known then, so nothing is recomputed in the
+    backward pass, which only scales the stored gradients by the incoming one."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, labels, weights, rows, with_grad):
+        n = hidden.shape[0]
+        nll = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        need_h, need_w, need_b = (with_grad and flag for flag in ctx.needs_input_grad[:3])
+        grad_h = torch.empty_like(hidden) if need_h else None
+        grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
+            if need_w else None
+        grad_b = torch.zeros(weight.shape[0], dtype=torch.float32, device=weight.device) \
+            if need_b and bias is not None else None
+        w32 = weight.float() if (need_h or need_w or need_b) else None
+        for start in range(0, n, rows):
+            part = slice(start, start + rows)
+            logits = F.linear(hidden[part], weight, bias).float()  # (c, V)
+            lse = torch.logsumexp(logits, dim=-1)
+            picked = labels[part]
+            nll[part] = lse - logits.gather(1, picked[:, None]).squeeze(1)
+            if w32 is None:
+                continue
+            g = weights[part].float()  # (c,)
+            d = torch.exp(logits.sub_(lse[:, None])).mul_(g[:, None])  # softmax x w, in place
+            d[torch.arange(d.shape[0], device=d.device), picked] -= g
+            if grad_h is not None:
+                grad_h[part] = (d @ w32).to(hidden.dtype)
+            if grad_w is not None:
+                grad_w += d.t() @ hidden[part].float()
+            if grad_b is not None:
+                grad_b += d.sum(0)
+        ctx.save_for_backward(grad_h, grad_w, grad_b)
+        ctx.dtypes = (weight.dtype, None if bias is None else bias.dtype)
+        ctx.mark_non_differentiable(nll)
+        loss = (nll * weights.float()).sum()
+        return loss, nll
+
+    @staticmethod
+    def backward(ctx, grad_loss, _grad_nll):
+        grad_h, grad_w, grad_b = ctx.saved_tensors
+        w_dtype, b_dtype = ctx.dtypes
+        scale = grad_loss.float()
+        return (None if grad_h is None else grad_h * scale.to(grad_h.dtype),
+                None if grad_w is None else (grad_w * scale).to(w_dtype),
+                None if grad_b is None else (grad_b * scale).to(b_dtype),
+                None, None, None, None)
+
+
+def weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                 labels: torch.Tensor, weights: torch.Tensor, rows: int | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loss ``sum_i weights_i * nll_i`` (a scalar with its gradient) and the per-row NLL
+    (N,) float32 (no gradient), for hidden (N, d), weight (V, d), bias (V,) or None, labels and
+    weights (N,). Logits are held ``rows`` rows at a time, and the gradient is computed in the
+    same pass, so the output layer costs three matrix products, as with full logits."""
+    if hidden.shape[0] == 0:
+        zero = hidden.new_zeros((), dtype=torch.float32)
+        return zero + 0.0 * hidden.sum() + 0.0 * weight.sum(), zero.new_zeros(0)
+    rows = rows or chunk_rows(weight.shape[0])
+    # The forward pass of a Function runs without grad mode: ask now whether a gradient is
+    # wanted (evaluation under no_grad computes the loss alone).
+    with_grad = torch.is_grad_enabled()
+    return _WeightedNLL.apply(hidden, weight, bias, labels, weights, rows, with_grad)
+
+
+def masked_weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                        labels: torch.Tensor, weights: torch.Tensor, rows_mask: torch.Tensor,
+                        rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """hidden (B, T, d), labels, weights (B, T), rows_mask (B, T) bool -> the loss
+    ``sum(weights * nll)`` and nll (B, T) float32, computed only where ``rows_mask`` is True
+    (weights must be 0 elsewhere) and 0 there: a decoder-only model scores just the positions
+    its loss and its target NLL read."""
+    b, t, d = hidden.shape
+    index = rows_mask.reshape(-1).nonzero().squeeze(1)  # (n,)
+    loss, picked = weighted_nll(hidden.reshape(b * t, d).index_select(0, index), weight, bias,
+                                labels.reshape(-1).index_select(0, index),
+                                weights.reshape(-1).index_select(0, index), rows)
+    nll = torch.zeros(b * t, dtype=torch.float32, device=hidden.device)
+    return loss, nll.index_copy(0, index, picked).view(b, t)

@@ -1,0 +1,139 @@
+"""The chunked output layer + cross-entropy (gradient computed in the forward pass) equals the
+plain one, in value and gradient, and the models' losses use it without changing a number."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from wikisum.models import losses, transformer
+from wikisum.models.base import Batch
+
+
+def plain_nll(hidden, weight, bias, labels):
+    return F.cross_entropy(F.linear(hidden, weight, bias).float(), labels, reduction="none")
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 64])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias):
+    torch.manual_seed(rows)
+    n, d, v = 19, 6, 23  # 19 rows: no chunk size above divides it
+    hidden = torch.randn(n, d)
+    weight = torch.randn(v, d)
+    bias = torch.randn(v) if with_bias else None
+    labels = torch.randint(0, v, (n,))
+    weights = torch.rand(n) * (torch.rand(n) > 0.3)  # some rows weigh nothing
+    results = []
+    for chunked in (False, True):
+        leaves = [t.clone().requires_grad_(True) if t is not None else None
+                  for t in (hidden, weight, bias)]
+        if chunked:
+            loss, nll = losses.weighted_nll(*leaves, labels, weights, rows)
+            assert not nll.requires_grad
+        else:
+            nll = plain_nll(*leaves, labels)
+            loss = (nll * weights).sum()
+        (2.5 * loss).backward()  # an upstream gradient other than 1
+        results.append((loss.detach(), nll.detach(),
+                        [t.grad for t in leaves if t is not None]))
+    (got_loss, got_nll, got_grads), (want_loss, want_nll, want_grads) = results[1], results[0]
+    # float32 both ways; the chunked gradient sums its chunks in another order
+    torch.testing.assert_close(got_loss, want_loss, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(got_nll, want_nll, rtol=1e-5, atol=1e-6)
+    for g, w in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_weighted_nll_under_no_grad_is_the_loss_alone():
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(5, 4, requires_grad=True), torch.randn(7, 4, requires_grad=True)
+    labels, weights = torch.randint(0, 7, (5,)), torch.full((5,), 0.2)
+    with torch.no_grad():
+        loss, nll = losses.weighted_nll(hidden, weight, None, labels, weights)
+    assert not loss.requires_grad
+    torch.testing.assert_close(nll, plain_nll(hidden, weight, None, labels).detach())
+
+
+def test_chunk_rows_bounds_the_logits_held():
+    assert losses.chunk_rows(32_000) * 32_000 * 4 <= losses.CHUNK_BYTES
+    assert losses.chunk_rows(10**9) == 1
+
+
+def test_masked_weighted_nll_scores_only_the_rows_asked_and_zero_elsewhere():
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(2, 5, 4), torch.randn(9, 4)
+    labels = torch.randint(0, 9, (2, 5))
+    rows = torch.tensor([[True, False, True, True, False], [False, False, False, False, True]])
+    weights = rows.float() / rows.sum()
+    loss, got = losses.masked_weighted_nll(hidden, weight, None, labels, weights, rows, rows=2)
+    want = plain_nll(hidden.reshape(10, 4), weight, None, labels.reshape(10)).view(2, 5)
+    torch.testing.assert_close(got, torch.where(rows, want, torch.zeros_like(want)))
+    torch.testing.assert_close(loss, want[rows].mean())
+
+
+def batch() -> Batch:
+    sources = torch.tensor([[5, 6, 7, 8, 9, 10], [11, 12, 13, 0, 0, 0]])
+    targets = torch.tensor([[20, 21, 22, 3], [23, 24, 3, 0]])
+    return Batch(sources=sources, source_lengths=torch.tensor([6, 3]), targets=targets,
+                 target_lengths=torch.tensor([4, 3]))
+
+
+@pytest.mark.parametrize("name,overrides", [("t-d", {}), ("t-dmca", {"loss_on": "target"}),
+                                            ("t-ed", {}), ("t-d", {"wfe": True})])
+def test_models_losses_equal_the_plain_loss_and_its_gradients(name, overrides, monkeypatch):
+    """The model's loss through the chunked path against the same model computing (B, T, V)
+    logits and the plain cross-entropy (the path before): same loss, same gradients."""
+    torch.manual_seed(0)
+    model = transformer.build(name, preset="tiny", vocab_size=40, block_size=4, dropout=0.0,
+                              **overrides)
+
+    def plain(self, hidden, labels, loss_mask, target_mask):  # the loss as it was computed
+        nll = transformer.token_nll(self.project(hidden), labels)  # before: every position
+        return (nll * loss_mask).sum() / loss_mask.sum().clamp(min=1), nll.detach()
+
+    outputs = []
+    for patch in (False, True):
+        if patch:
+            monkeypatch.setattr(transformer._Transformer, "nll_loss", plain)
+        model.zero_grad()
+        out = model(batch())
+        out.loss.backward()
+        outputs.append((out.loss.detach(), out.target_nll,
+                        {k: p.grad.clone() for k, p in model.named_parameters()
+                         if p.grad is not None}))
+    (loss, target_nll, grads), (loss0, target_nll0, grads0) = outputs
+    torch.testing.assert_close(loss, loss0, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(target_nll, target_nll0, rtol=1e-5, atol=1e-5)
+    assert grads.keys() == grads0.keys()
+    for key in grads:
+        torch.testing.assert_close(grads[key], grads0[key], rtol=1e-4, atol=1e-5, msg=key)
+
+
+@pytest.mark.parametrize("name", ["t-d", "t-dmca", "t-ed"])
+def test_activation_checkpointing_changes_memory_not_numbers(name):
+    torch.manual_seed(0)
+    plain = transformer.build(name, preset="tiny", vocab_size=40, block_size=4, dropout=0.1,
+                              moe_layers=[0])
+    checkpointed = transformer.build(name, preset="tiny", vocab_size=40, block_size=4,
+                                     dropout=0.1, moe_layers=[0], checkpoint_layers=True)
+    checkpointed.load_state_dict(plain.state_dict())
+    results, calls = [], []
+    for model in (plain, checkpointed):
+        runs, forward = [0], model.blocks[0].forward
+
+        def counted(*args, forward=forward, runs=runs, **kwargs):
+            runs[0] += 1
+            return forward(*args, **kwargs)
+
+        model.blocks[0].forward = counted
+        torch.manual_seed(1)  # the same dropout masks, replayed by the recomputation
+        out = model.train()(batch())
+        out.loss.backward()
+        results.append((out.loss.detach(), {k: p.grad for k, p in model.named_parameters()}))
+        calls.append(runs[0])
+    assert calls == [1, 2]  # the checkpointed layer ran again in the backward pass
+    torch.testing.assert_close(results[1][0], results[0][0])
+    for key, grad in results[0][1].items():
+        torch.testing.assert_close(results[1][1][key], grad, msg=key)
