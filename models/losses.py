@@ -6,7 +6,10 @@ as much again each. :func:`weighted_nll` computes the projection, the negative l
 and, in the same pass, the gradient of the weighted loss ``CHUNK_BYTES`` of logits at a time
 (the weights, a loss mask over its size, are known before the backward pass), so the memory of
 the loss is O(chunk x V), nothing is recomputed, and the gradient is exact: that of the same
-float32 computation as ``(w * F.cross_entropy(F.linear(h, W, b).float(), y)).sum()``.
+float32 computation as ``(w * F.cross_entropy(F.linear(h, W, b).float(), y)).sum()``. The
+Transformers use it. Where the NLL feeds something else before the loss (the recurrent family's
+copy mixture, log(p_gen P_vocab(y) + copy terms)), :func:`chunked_nll` keeps each row's
+log-sum-exp and recomputes a chunk's logits in the backward pass instead.
 """
 
 from __future__ import annotations
@@ -20,6 +23,64 @@ CHUNK_BYTES = 64 * 1024 * 1024  # float32 logits held at once, forward and backw
 def chunk_rows(vocab_size: int, chunk_bytes: int = CHUNK_BYTES) -> int:
     """Rows of (rows, V) float32 logits that fit in ``chunk_bytes``."""
     return max(1, chunk_bytes // (4 * vocab_size))
+
+
+class _ChunkedNLL(torch.autograd.Function):
+    """hidden (N, d), weight (V, d), bias (V,) or None, labels (N,) -> nll (N,) float32, for a
+    loss whose gradient is not known in the forward pass (a mixture such as the copy
+    mechanism's): each row's log-sum-exp is kept, and the chunk's logits are recomputed in the
+    backward pass."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, labels, rows):
+        n = hidden.shape[0]
+        nll = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        lse = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        for start in range(0, n, rows):
+            part = slice(start, start + rows)
+            logits = F.linear(hidden[part], weight, bias).float()  # (c, V)
+            lse[part] = torch.logsumexp(logits, dim=-1)
+            nll[part] = lse[part] - logits.gather(1, labels[part, None]).squeeze(1)
+        ctx.save_for_backward(hidden, weight, bias, labels, lse)
+        ctx.rows = rows
+        return nll
+
+    @staticmethod
+    def backward(ctx, grad):
+        hidden, weight, bias, labels, lse = ctx.saved_tensors
+        need_h, need_w, need_b = ctx.needs_input_grad[:3]
+        grad_h = torch.empty_like(hidden) if need_h else None
+        grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
+            if need_w else None
+        grad_b = torch.zeros(weight.shape[0], dtype=torch.float32, device=weight.device) \
+            if need_b and bias is not None else None
+        w32 = weight.float()
+        b32 = None if bias is None else bias.float()
+        for start in range(0, hidden.shape[0], ctx.rows):
+            part = slice(start, start + ctx.rows)
+            h32 = hidden[part].float()
+            g = grad[part].float()  # (c,)
+            # d nll / d logits = softmax - onehot(label), times the incoming gradient
+            d = torch.exp(F.linear(h32, w32, b32) - lse[part, None]) * g[:, None]
+            d[torch.arange(d.shape[0], device=d.device), labels[part]] -= g
+            if grad_h is not None:
+                grad_h[part] = (d @ w32).to(hidden.dtype)
+            if grad_w is not None:
+                grad_w += d.t() @ h32
+            if grad_b is not None:
+                grad_b += d.sum(0)
+        return (grad_h, None if grad_w is None else grad_w.to(weight.dtype),
+                None if grad_b is None else grad_b.to(bias.dtype), None, None)
+
+
+def chunked_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                labels: torch.Tensor, rows: int | None = None) -> torch.Tensor:
+    """Negative log-likelihood in nats (N,) float32 of ``labels`` (N,) under
+    ``softmax(hidden @ weight.T + bias)`` (-inf in ``bias`` takes a word out), differentiable
+    for any use of it; ``rows`` rows of logits at a time (default: :data:`CHUNK_BYTES`)."""
+    if hidden.shape[0] == 0:
+        return hidden.new_zeros(0, dtype=torch.float32)
+    return _ChunkedNLL.apply(hidden, weight, bias, labels, rows or chunk_rows(weight.shape[0]))
 
 
 class _WeightedNLL(torch.autograd.Function):

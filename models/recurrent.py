@@ -33,6 +33,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from wikisum.models.base import PAD_ID, Batch, ModelOutput
+from wikisum.models.losses import chunked_nll
 from wikisum.models.wfe import Estimate, FrequencyEstimator, target_counts, wfe_loss
 
 # name -> (attexp, adadec): the two switches that tell the four models apart.
@@ -469,30 +470,44 @@ class RecurrentSummarizer(nn.Module):
         with (p_gen, p_1, ..) = softmax(switch) (Eq. 8 generalised to one switch per memory:
         for seq2seq it is sigmoid(p_gen logit - copy logit)). feed (B, T, d); alphas (B, T, L_k);
         switch (B, T, 1 + memories); copy_ids (B, L_k). Returns log P: (B, T, V), or (B, T) of
-        the ``targets`` (B, T) alone, which needs no (B, T, V) scatter.
+        the ``targets`` (B, T) alone, which needs neither (B, T, V) logits nor a scatter
+        (:meth:`_target_logprobs`).
         """
         hidden = self.to_embed(self.drop(feed))  # (B, T, D)
+        if targets is not None:
+            return self._target_logprobs(hidden, alphas, switch, copy_ids, targets)
         logits = F.linear(hidden, self.embed.weight, self.out_bias)  # (B, T, V): tied (Luong Eq. 6)
         # <pad> and <s> are never targets: generation gives them no mass (copying cannot either,
         # as attention is zero on padding and <s> is not in the data).
         logits = logits.index_fill(-1, self.never_generated, float("-inf"))
         if not self.config.copy:
-            logp = torch.log_softmax(logits, dim=-1)
-            return logp if targets is None else logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            return torch.log_softmax(logits, dim=-1)
         modes = torch.softmax(switch, dim=-1)  # (B, T, 1 + memories)
-        p_vocab = torch.softmax(logits, dim=-1)  # (B, T, V)
+        p = modes[..., :1] * torch.softmax(logits, dim=-1)  # (B, T, V)
         T = feed.shape[1]
-        if targets is None:
-            p = modes[..., :1] * p_vocab  # (B, T, V)
-            for k, (alpha, ids) in enumerate(zip(alphas, copy_ids, strict=True)):
-                index = ids.unsqueeze(1).expand(-1, T, -1)  # (B, T, L_k)
-                p = p.scatter_add(-1, index, modes[..., k + 1:k + 2] * alpha)
-        else:
-            y = targets.unsqueeze(-1)  # (B, T, 1)
-            p = modes[..., 0] * p_vocab.gather(-1, y).squeeze(-1)  # (B, T)
-            for k, (alpha, ids) in enumerate(zip(alphas, copy_ids, strict=True)):
-                hits = ids.unsqueeze(1) == y  # (B, T, L_k): where the target sits in memory k
-                p = p + modes[..., k + 1] * (alpha * hits).sum(-1)
+        for k, (alpha, ids) in enumerate(zip(alphas, copy_ids, strict=True)):
+            index = ids.unsqueeze(1).expand(-1, T, -1)  # (B, T, L_k)
+            p = p.scatter_add(-1, index, modes[..., k + 1:k + 2] * alpha)
+        return torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
+
+    def _target_logprobs(self, hidden: torch.Tensor, alphas: list[torch.Tensor],
+                         switch: torch.Tensor | None, copy_ids: list[torch.Tensor],
+                         targets: torch.Tensor) -> torch.Tensor:
+        """log P(target) (B, T) as :meth:`_readout` gives it, without (B, T, V) logits: the
+        generation term log P_vocab(y) = -nll comes from the chunked output layer
+        (``models.losses.chunked_nll``); the copy terms need no vocabulary dimension."""
+        b, t, d = hidden.shape
+        bias = self.out_bias.index_fill(0, self.never_generated, float("-inf"))
+        log_vocab = -chunked_nll(hidden.reshape(b * t, d), self.embed.weight, bias,
+                                 targets.reshape(b * t)).view(b, t)  # (B, T)
+        if not self.config.copy:
+            return log_vocab
+        modes = torch.softmax(switch, dim=-1)  # (B, T, 1 + memories)
+        y = targets.unsqueeze(-1)  # (B, T, 1)
+        p = modes[..., 0] * log_vocab.exp().to(modes.dtype)  # (B, T)
+        for k, (alpha, ids) in enumerate(zip(alphas, copy_ids, strict=True)):
+            hits = ids.unsqueeze(1) == y  # (B, T, L_k): where the target sits in memory k
+            p = p + modes[..., k + 1] * (alpha * hits).sum(-1)
         return torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
 
 

@@ -137,3 +137,52 @@ def test_activation_checkpointing_changes_memory_not_numbers(name):
     torch.testing.assert_close(results[1][0], results[0][0])
     for key, grad in results[0][1].items():
         torch.testing.assert_close(results[1][1][key], grad, msg=key)
+
+
+@pytest.mark.parametrize("name,copy", [("seq2seq", False), ("seq2seq", True),
+                                       ("adadec+attexp", True)])
+def test_recurrent_loss_gradients_equal_those_of_the_full_distribution(name, copy):
+    """The recurrent family's loss (log P(target) through the chunked output layer, the copy
+    mixture on top) against the loss read off the full (B, T, V) distribution."""
+    from wikisum import models
+    from wikisum.models.base import make_batch
+
+    torch.manual_seed(0)
+    model = models.build(name, "tiny", vocab_size=40, dropout=0.0, copy=copy)
+    data = make_batch([[5, 6, 7, 8], [9, 10, 11, 0]], [[6, 21, 7, 3], [22, 8, 3]],
+                      [[21, 22], [5, 6, 7]], ids=[0, 1])
+    mask = torch.arange(4)[None] < data.target_lengths[:, None]
+    grads = []
+    for chunked in (True, False):
+        model.zero_grad()
+        if chunked:
+            loss = model(data).loss
+        else:
+            full = model.logprobs(data).gather(-1, data.targets.unsqueeze(-1)).squeeze(-1)
+            loss = -full[mask].sum() / mask.sum()
+        loss.backward()
+        grads.append((loss.detach(), {k: p.grad.clone() for k, p in model.named_parameters()
+                                      if p.grad is not None}))
+    (chunked_loss, chunked_grads), (full_loss, full_grads) = grads
+    torch.testing.assert_close(chunked_loss, full_loss, rtol=1e-5, atol=1e-6)
+    assert chunked_grads.keys() == full_grads.keys()
+    for key, grad in full_grads.items():
+        torch.testing.assert_close(chunked_grads[key], grad, rtol=1e-4, atol=1e-5, msg=key)
+
+
+@pytest.mark.parametrize("rows", [1, 4, 64])
+def test_chunked_nll_equals_the_plain_nll_with_words_taken_out(rows):
+    torch.manual_seed(rows)
+    hidden, weight, bias = torch.randn(11, 5), torch.randn(17, 5), torch.randn(17)
+    bias[[0, 2]] = float("-inf")  # never generated, as the recurrent models' <pad> and <s>
+    labels = torch.randint(3, 17, (11,))
+    upstream = torch.randn(11)  # any use of the NLL, not a loss weight known beforehand
+    results = []
+    for fn in (plain_nll, lambda h, w, b, y: losses.chunked_nll(h, w, b, y, rows)):
+        leaves = [t.clone().requires_grad_(True) for t in (hidden, weight, bias)]
+        nll = fn(*leaves, labels)
+        (nll * upstream).sum().backward()
+        results.append((nll.detach(), [t.grad for t in leaves]))
+    torch.testing.assert_close(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
+    for got, want in zip(results[1][1], results[0][1], strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
