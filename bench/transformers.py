@@ -198,6 +198,36 @@ def decode_speed(prefix: int, new_tokens: int, threads: int) -> list[dict]:
     return out
 
 
+def beam_decode_speed(prefix: int, beam: int, new_tokens: int, threads: int) -> list[dict]:
+    """Cached beam-search tokens/s after a ``prefix``-token input (the prefill timed apart):
+    ``new_tokens`` steps of ``beam`` hypotheses (min_len keeps </s> away)."""
+    import torch
+
+    from wikisum.models.base import make_batch
+    from wikisum.models.decoding import beam_search
+
+    torch.set_num_threads(threads)
+    out = []
+    for name in ("t-d", "t-dmca"):
+        torch.manual_seed(0)
+        model = build(name).eval()
+        source = torch.randint(6, SHAPE["vocab_size"], (prefix,)).tolist()
+        batch = make_batch([source], [[3]])
+        with torch.no_grad():
+            start = time.perf_counter()
+            model.start(batch)
+            prefill = time.perf_counter() - start
+            start = time.perf_counter()
+            beam_search(model, batch, beam=beam, max_len=new_tokens, min_len=new_tokens - 1,
+                        eos_id=model.config.eos_id)
+            total = time.perf_counter() - start
+        steps = max(total - prefill, 1e-9)
+        out.append({"model": name, "prefix": prefix, "beam": beam, "new_tokens": new_tokens,
+                    "prefill_seconds": round(prefill, 2),
+                    "cached_tokens_per_s": round(new_tokens / steps, 1)})
+    return out
+
+
 def gpu_figures(length: int = 8192, steps: int = 10) -> dict:
     """bf16 training tokens/s and model-FLOPs utilisation at ``length``, and the longest L."""
     import torch
@@ -274,6 +304,8 @@ def main(argv=None) -> int:
                         "decoding figures)")
     p.add_argument("--checkpoint-layers", action="store_true",
                    help="train with activation checkpointing per layer")
+    p.add_argument("--beam-decode", type=int, default=None, metavar="PREFIX",
+                   help="only cached beam-search (beam 4, 64 tokens) after a PREFIX-token input")
     from bench import options
 
     args = options.parse(p, argv)
@@ -290,7 +322,11 @@ def main(argv=None) -> int:
     command = ["python", "bench/transformers.py", *(sys.argv[1:] if argv is None else argv)]
     results = {"command": shlex.join(command), "cpu": cpu_model(), "threads": args.threads,
                "shape": SHAPE}
-    if args.gpu:
+    if args.beam_decode:
+        results["beam_decoding"] = beam_decode_speed(args.beam_decode, 4, 64, args.threads)
+        for r in results["beam_decoding"]:
+            print(json.dumps(r), flush=True)
+    elif args.gpu:
         results["gpu"] = gpu_figures()
         print(json.dumps(results["gpu"], indent=1))
     elif args.lengths:
