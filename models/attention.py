@@ -265,10 +265,15 @@ def memory_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask
 class AttentionCache:
     """What one causal self-attention layer keeps between decoding steps, per row.
 
-    full, local:  k, v (N, H, C, D): keys and values of positions 0 .. C-1.
-    compressed:   k, v (N, C, d): raw (pre-convolution) keys and values of positions, and
-                  k_slots, v_slots (N, H, S, D): the compressed slots (null slot not included).
-    Entries at or after a row's next position are stale and masked until written.
+    full:         k, v (N, H, C, D): keys and values of positions 0 .. C-1.
+    local:        k, v (N, H, W, D): a ring of the last W = (1 or 2) x block_size positions
+                  (position p at p % W), all a step reads.
+    compressed:   k, v (N, kernel, d): a ring of the raw (pre-convolution) keys and values of
+                  the last ``kernel`` positions, and k_slots, v_slots (N, H, S, D): the
+                  compressed slots (null slot not included).
+    After a prefill every kind holds the whole history (entry p at index p); local and
+    compressed caches become rings on the first step. Entries at or after a row's next
+    position are stale and masked until written.
     """
 
     k: torch.Tensor | None = None
@@ -281,6 +286,30 @@ class AttentionCache:
         picked = {f.name: getattr(self, f.name) for f in fields(self)}
         return AttentionCache(**{name: None if t is None else t.index_select(0, index)
                                  for name, t in picked.items()})
+
+
+def ring(cache: torch.Tensor | None, dim: int, size: int, positions: torch.Tensor,
+         like: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """``cache`` as a ring of ``size`` entries along ``dim``: position p of a row lives at
+    p % size, so the ring holds each row's last ``size`` positions. A full history (a prefill's
+    cache, entry p at index p) is turned into one on the first step, from the rows' next
+    ``positions`` (N,); created zero-filled (dtype of ``like``, ``shape`` with ``dim`` set) when
+    None. A history of exactly ``size`` entries already has the ring's layout."""
+    if cache is None:
+        new_shape = list(shape)
+        new_shape[dim] = size
+        return like.new_zeros(new_shape)
+    if cache.shape[dim] == size:
+        return cache
+    slots = torch.arange(size, device=positions.device)
+    # slot j holds p_j = pos - size + ((j - pos) mod size), in [pos - size, pos)
+    held = positions.unsqueeze(1) - size + (slots.unsqueeze(0) - positions.unsqueeze(1)) % size
+    index = held.clamp(0, cache.shape[dim] - 1)  # (N, size); p < 0 is never read
+    view = [index.shape[0]] + [1] * (cache.dim() - 1)
+    view[dim] = size
+    expand = list(cache.shape)
+    expand[dim] = size
+    return cache.gather(dim, index.view(view).expand(expand))
 
 
 def grow(cache: torch.Tensor | None, dim: int, size: int, like: torch.Tensor,
@@ -390,25 +419,27 @@ class CausalSelfAttention(nn.Module):
         pos = positions.unsqueeze(1)  # (N, 1)
         if self.kind == "compressed":
             keys, values, mask = self._step_compressed(k, v, cache, positions, length)
-        else:
+        elif self.kind == "full":
             cache.k = grow(cache.k, 2, length, k, (n, h, 0, dh))  # (N, H, C, D)
             cache.v = grow(cache.v, 2, length, v, (n, h, 0, dh))
             cache.k[rows, :, positions] = k.view(n, h, dh).to(cache.k.dtype)
             cache.v[rows, :, positions] = v.view(n, h, dh).to(cache.v.dtype)
-            if self.kind == "full":
-                keys, values = cache.k, cache.v
-                mask = torch.arange(cache.k.shape[2], device=x.device).unsqueeze(0) <= pos
-            else:
-                # Only the window of the current (and previous) block: W keys per row.
-                blocks = 2 if self.previous_block else 1
-                first = (positions // self.block_size - (blocks - 1)).clamp(min=0)
-                first = first * self.block_size  # (N,)
-                window = first.unsqueeze(1) + torch.arange(blocks * self.block_size,
-                                                           device=x.device)  # (N, W)
-                mask = window <= pos  # (N, W)
-                index = window.clamp(max=cache.k.shape[2] - 1)[:, None, :, None]
-                index = index.expand(n, h, -1, dh)  # (N, H, W, D)
-                keys, values = cache.k.gather(2, index), cache.v.gather(2, index)
+            keys, values = cache.k, cache.v
+            mask = torch.arange(cache.k.shape[2], device=x.device).unsqueeze(0) <= pos
+        else:
+            # Only the window of the current (and previous) block is read: W keys per row,
+            # kept in a ring of W positions (beam search copies W, not the whole history).
+            w = (2 if self.previous_block else 1) * self.block_size
+            cache.k = ring(cache.k, 2, w, positions, k, (n, h, 0, dh))  # (N, H, W, D)
+            cache.v = ring(cache.v, 2, w, positions, v, (n, h, 0, dh))
+            cache.k[rows, :, positions % w] = k.view(n, h, dh).to(cache.k.dtype)
+            cache.v[rows, :, positions % w] = v.view(n, h, dh).to(cache.v.dtype)
+            first = (positions // self.block_size - (w // self.block_size - 1)).clamp(min=0)
+            window = (first * self.block_size).unsqueeze(1) + torch.arange(
+                w, device=x.device)  # (N, W) absolute positions
+            mask = window <= pos  # (N, W); a later position's slot holds an older one
+            index = (window % w)[:, None, :, None].expand(n, h, -1, dh)  # (N, H, W, D)
+            keys, values = cache.k.gather(2, index), cache.v.gather(2, index)
         y = F.scaled_dot_product_attention(qh, keys.to(qh.dtype), values.to(qh.dtype),
                                            attn_mask=mask[:, None, None, :])  # (N, H, 1, D)
         return self.out(y.reshape(n, self.d_model)), cache
@@ -420,10 +451,13 @@ class CausalSelfAttention(nn.Module):
         n, d = k.shape
         h, dh = self.n_heads, d // self.n_heads
         rows = torch.arange(n, device=k.device)
-        cache.k = grow(cache.k, 1, length, k, (n, 0, d))  # (N, C, d)
-        cache.v = grow(cache.v, 1, length, v, (n, 0, d))
-        cache.k[rows, positions] = k.to(cache.k.dtype)
-        cache.v[rows, positions] = v.to(cache.v.dtype)
+        # The raw keys and values of the last `kernel` positions only (a ring): all a new
+        # slot's convolution reads.
+        r = self.kernel
+        cache.k = ring(cache.k, 1, r, positions, k, (n, 0, d))  # (N, kernel, d)
+        cache.v = ring(cache.v, 1, r, positions, v, (n, 0, d))
+        cache.k[rows, positions % r] = k.to(cache.k.dtype)
+        cache.v[rows, positions % r] = v.to(cache.v.dtype)
         n_slots = max(1, slot_count(length, self.kernel, self.stride))
         cache.k_slots = grow(cache.k_slots, 2, n_slots, k, (n, h, 0, dh))  # (N, H, S, D)
         cache.v_slots = grow(cache.v_slots, 2, n_slots, v, (n, h, 0, dh))
@@ -434,7 +468,8 @@ class CausalSelfAttention(nn.Module):
         slot = start.clamp(min=0) // self.stride  # (N,)
         for raw, conv, slots in ((cache.k, self.compress_k, cache.k_slots),
                                  (cache.v, self.compress_v, cache.v_slots)):
-            taken = raw.gather(1, window.unsqueeze(2).expand(n, self.kernel, d))  # (N, kernel, d)
+            index = (window % r).unsqueeze(2).expand(n, self.kernel, d)
+            taken = raw.gather(1, index)  # (N, kernel, d): the window's raw positions
             new = conv(taken.transpose(1, 2).to(k.dtype)).view(n, h, dh)  # (N, H, D)
             old = slots[rows, :, slot]  # (N, H, D)
             slots[rows, :, slot] = torch.where(complete[:, None, None], new.to(slots.dtype), old)
