@@ -162,20 +162,28 @@ def longest_fitting(name: str, budget_mb: float, threads: int, timeout: float,
             "capped_at_limit": bad is None, "probes": probes}
 
 
+def decoding_input(name: str, prefix: int):
+    """Model ``name`` in eval mode, a random ``prefix``-token source, and its one-row batch."""
+    import torch
+
+    from wikisum.models.base import make_batch
+
+    torch.manual_seed(0)
+    model = build(name).eval()
+    source = torch.randint(6, SHAPE["vocab_size"], (prefix,)).tolist()
+    return model, source, make_batch([source], [[3]])
+
+
 def decode_speed(prefix: int, new_tokens: int, threads: int) -> list[dict]:
     """Greedy decoding tokens/s with the cache (start + step) and without (a full forward
     over the whole sequence for every new token)."""
     import torch
 
-    from wikisum.models.base import make_batch
 
     torch.set_num_threads(threads)
     out = []
     for name in ("t-d", "t-dmca"):
-        torch.manual_seed(0)
-        model = build(name).eval()
-        source = torch.randint(6, SHAPE["vocab_size"], (prefix,)).tolist()
-        batch = make_batch([source], [[3]])
+        model, source, batch = decoding_input(name, prefix)
         with torch.no_grad():
             start = time.perf_counter()
             state = model.start(batch)
@@ -203,16 +211,12 @@ def beam_decode_speed(prefix: int, beam: int, new_tokens: int, threads: int) -> 
     ``new_tokens`` steps of ``beam`` hypotheses (min_len keeps </s> away)."""
     import torch
 
-    from wikisum.models.base import make_batch
     from wikisum.models.decoding import beam_search
 
     torch.set_num_threads(threads)
     out = []
     for name in ("t-d", "t-dmca"):
-        torch.manual_seed(0)
-        model = build(name).eval()
-        source = torch.randint(6, SHAPE["vocab_size"], (prefix,)).tolist()
-        batch = make_batch([source], [[3]])
+        model, _, batch = decoding_input(name, prefix)
         with torch.no_grad():
             start = time.perf_counter()
             model.start(batch)

@@ -25,6 +25,52 @@ def chunk_rows(vocab_size: int, chunk_bytes: int = CHUNK_BYTES) -> int:
     return max(1, chunk_bytes // (4 * vocab_size))
 
 
+class _OutputGrads:
+    """The output layer's gradients (hidden, weight, bias), accumulated a chunk of rows at a
+    time from d = (softmax - onehot(label)) x g, g the per-row weight of the NLL."""
+
+    def __init__(self, hidden, weight, bias, need: tuple[bool, bool, bool]):
+        need_h, need_w, need_b = need
+        self.hidden, self.dtypes = hidden, (weight.dtype, None if bias is None else bias.dtype)
+        self.h = torch.empty_like(hidden) if need_h else None
+        self.w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
+            if need_w else None
+        self.b = torch.zeros(weight.shape[0], dtype=torch.float32, device=weight.device) \
+            if need_b and bias is not None else None
+        self.w32 = weight.float() if self.wanted else None
+
+    @property
+    def wanted(self) -> bool:
+        return self.h is not None or self.w is not None or self.b is not None
+
+    def add(self, part: slice, probs_g: torch.Tensor, labels: torch.Tensor,
+            g: torch.Tensor) -> None:
+        """probs_g (c, V): the chunk's softmax times g (changed in place into d)."""
+        d = probs_g
+        d[torch.arange(d.shape[0], device=d.device), labels] -= g
+        if self.h is not None:
+            self.h[part] = (d @ self.w32).to(self.hidden.dtype)
+        if self.w is not None:
+            self.w += d.t() @ self.hidden[part].float()
+        if self.b is not None:
+            self.b += d.sum(0)
+
+    def result(self, scale: torch.Tensor | None = None) -> tuple:
+        """(hidden, weight, bias) gradients in their tensors' dtypes, times ``scale``."""
+        return _scaled(self.h, self.w, self.b, self.dtypes, scale)
+
+
+def _scaled(h, w, b, dtypes, scale: torch.Tensor | None) -> tuple:
+    """Accumulated output-layer gradients (h in hidden's dtype, w and b float32) times
+    ``scale``, w and b in ``dtypes`` (weight's, bias's)."""
+    w_dtype, b_dtype = dtypes
+    if scale is not None:
+        h = None if h is None else h * scale.to(h.dtype)
+        w = None if w is None else w * scale.float()
+        b = None if b is None else b * scale.float()
+    return (h, None if w is None else w.to(w_dtype), None if b is None else b.to(b_dtype))
+
+
 class _ChunkedNLL(torch.autograd.Function):
     """hidden (N, d), weight (V, d), bias (V,) or None, labels (N,) -> nll (N,) float32, for a
     loss whose gradient is not known in the forward pass (a mixture such as the copy
@@ -48,29 +94,14 @@ class _ChunkedNLL(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         hidden, weight, bias, labels, lse = ctx.saved_tensors
-        need_h, need_w, need_b = ctx.needs_input_grad[:3]
-        grad_h = torch.empty_like(hidden) if need_h else None
-        grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
-            if need_w else None
-        grad_b = torch.zeros(weight.shape[0], dtype=torch.float32, device=weight.device) \
-            if need_b and bias is not None else None
-        w32 = weight.float()
+        grads = _OutputGrads(hidden, weight, bias, ctx.needs_input_grad[:3])
         b32 = None if bias is None else bias.float()
         for start in range(0, hidden.shape[0], ctx.rows):
             part = slice(start, start + ctx.rows)
-            h32 = hidden[part].float()
             g = grad[part].float()  # (c,)
-            # d nll / d logits = softmax - onehot(label), times the incoming gradient
-            d = torch.exp(F.linear(h32, w32, b32) - lse[part, None]) * g[:, None]
-            d[torch.arange(d.shape[0], device=d.device), labels[part]] -= g
-            if grad_h is not None:
-                grad_h[part] = (d @ w32).to(hidden.dtype)
-            if grad_w is not None:
-                grad_w += d.t() @ h32
-            if grad_b is not None:
-                grad_b += d.sum(0)
-        return (grad_h, None if grad_w is None else grad_w.to(weight.dtype),
-                None if grad_b is None else grad_b.to(bias.dtype), None, None)
+            logits = F.linear(hidden[part].float(), grads.w32, b32)  # (c, V), recomputed
+            grads.add(part, torch.exp(logits - lse[part, None]) * g[:, None], labels[part], g)
+        return (*grads.result(), None, None)
 
 
 def chunked_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -92,45 +123,28 @@ class _WeightedNLL(torch.autograd.Function):
     def forward(ctx, hidden, weight, bias, labels, weights, rows, with_grad):
         n = hidden.shape[0]
         nll = torch.empty(n, dtype=torch.float32, device=hidden.device)
-        need_h, need_w, need_b = (with_grad and flag for flag in ctx.needs_input_grad[:3])
-        grad_h = torch.empty_like(hidden) if need_h else None
-        grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
-            if need_w else None
-        grad_b = torch.zeros(weight.shape[0], dtype=torch.float32, device=weight.device) \
-            if need_b and bias is not None else None
-        w32 = weight.float() if (need_h or need_w or need_b) else None
+        grads = _OutputGrads(hidden, weight, bias,
+                             tuple(with_grad and flag for flag in ctx.needs_input_grad[:3]))
         for start in range(0, n, rows):
             part = slice(start, start + rows)
             logits = F.linear(hidden[part], weight, bias).float()  # (c, V)
             lse = torch.logsumexp(logits, dim=-1)
             picked = labels[part]
             nll[part] = lse - logits.gather(1, picked[:, None]).squeeze(1)
-            if w32 is None:
-                continue
-            g = weights[part].float()  # (c,)
-            d = torch.exp(logits.sub_(lse[:, None])).mul_(g[:, None])  # softmax x w, in place
-            d[torch.arange(d.shape[0], device=d.device), picked] -= g
-            if grad_h is not None:
-                grad_h[part] = (d @ w32).to(hidden.dtype)
-            if grad_w is not None:
-                grad_w += d.t() @ hidden[part].float()
-            if grad_b is not None:
-                grad_b += d.sum(0)
-        ctx.save_for_backward(grad_h, grad_w, grad_b)
-        ctx.dtypes = (weight.dtype, None if bias is None else bias.dtype)
+            if grads.wanted:
+                g = weights[part].float()  # (c,)
+                # softmax x g, in place in the chunk's logits
+                grads.add(part, torch.exp(logits.sub_(lse[:, None])).mul_(g[:, None]), picked, g)
+        ctx.save_for_backward(grads.h, grads.w, grads.b)
+        ctx.dtypes = grads.dtypes
         ctx.mark_non_differentiable(nll)
         loss = (nll * weights.float()).sum()
         return loss, nll
 
     @staticmethod
     def backward(ctx, grad_loss, _grad_nll):
-        grad_h, grad_w, grad_b = ctx.saved_tensors
-        w_dtype, b_dtype = ctx.dtypes
-        scale = grad_loss.float()
-        return (None if grad_h is None else grad_h * scale.to(grad_h.dtype),
-                None if grad_w is None else (grad_w * scale).to(w_dtype),
-                None if grad_b is None else (grad_b * scale).to(b_dtype),
-                None, None, None, None)
+        # Saved tensors (not ctx attributes) so that they go as soon as this node has run.
+        return (*_scaled(*ctx.saved_tensors, ctx.dtypes, grad_loss), None, None, None, None)
 
 
 def weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,

@@ -92,14 +92,6 @@ class Tallying(beam.DoFn):
         yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
 
 
-def accounts(label: str, pcolls: Iterable[beam.PCollection], pipeline: beam.Pipeline):
-    """One PCollection of several (an empty one when there are none)."""
-    pcolls = list(pcolls)
-    if not pcolls:
-        return pipeline | f"No{label}" >> beam.Create([])
-    return pcolls | f"All{label}" >> beam.Flatten()
-
-
 class Progress:
     """Logs a records/s line at most every ``every_s`` seconds."""
 
@@ -233,6 +225,13 @@ def temp_dir(out: str, token: str) -> str:
     return FileSystems.join(out, f".temp-{token}")
 
 
+def staging_path(staging: str, final: str) -> str:
+    """Where one attempt stages the file that becomes ``final``: a name of its own per attempt,
+    so a retried bundle never writes over the file a slower twin may still be writing (Commit
+    takes the attempt whose Staged record came out)."""
+    return FileSystems.join(staging, f"{final.rsplit('/', 1)[-1]}.{uuid.uuid4().hex[:12]}")
+
+
 def shard_name(prefix: str, index: int, total: int) -> str:
     return f"{prefix}-{index:05d}-of-{total:05d}.parquet"
 
@@ -254,14 +253,12 @@ class _WriteShard(beam.DoFn):
         key, rows = item
         final = self.finals[key]
         started = time.monotonic()
-        # A name of its own per attempt: a retried bundle never writes over the file that a
-        # slower twin may still be writing; Commit takes the attempt whose record came out.
-        name = final.rsplit("/", 1)[-1]
-        temporary = FileSystems.join(self.staging, f"{name}.{uuid.uuid4().hex[:12]}")
+        temporary = staging_path(self.staging, final)
         n = shards.write_sorted_table((r for r in rows if r is not None), temporary, self.schema,
                                       self.sort_key, buffer_bytes=self.buffer_bytes)
         Metrics.counter(COUNTERS, "shards:written").inc()
-        log.info("%s: %d rows staged in %.1f s", name, n, time.monotonic() - started)
+        log.info("%s: %d rows staged in %.1f s", final.rsplit("/", 1)[-1], n,
+                 time.monotonic() - started)
         yield Staged(final, temporary, n)
 
 
@@ -294,9 +291,23 @@ class WriteShards(beam.PTransform):
 
 def stage_text(path: str, staging: str, text: str) -> Staged:
     """A small text file, staged like a shard (call it inside a step of the job)."""
-    temporary = FileSystems.join(staging, f"{path.rsplit('/', 1)[-1]}.{uuid.uuid4().hex[:12]}")
+    temporary = staging_path(staging, path)
     shards.write_text(temporary, text)
     return Staged(path, temporary, text.count("\n"))
+
+
+def publish(s: Staged) -> None:
+    """One staged file renamed to its final name; one already renamed (a retried commit) is
+    left as it is.
+
+    Raises:
+        FileNotFoundError: it is neither at its temporary nor at its final name.
+    """
+    if FileSystems.exists(s.temporary):
+        shards.rename(s.temporary, s.final)
+    elif not FileSystems.exists(s.final):
+        raise FileNotFoundError(f"{s.temporary} was staged but is gone, and {s.final} is not "
+                                "there; rerun the job")
 
 
 def commit(staged: list[Staged], record: str, record_text: str, clear: Iterable[str],
@@ -319,11 +330,7 @@ def commit(staged: list[Staged], record: str, record_text: str, clear: Iterable[
         if stale:
             FileSystems.delete(stale)
     for s in sorted(staged):
-        if FileSystems.exists(s.temporary):
-            shards.rename(s.temporary, s.final)
-        elif not FileSystems.exists(s.final):
-            raise FileNotFoundError(f"{s.temporary} was staged but is gone, and {s.final} is "
-                                    "not there; rerun the job")
+        publish(s)
     shards.write_text(record, record_text)
     for pattern in obsolete:
         shards.delete(pattern)

@@ -79,9 +79,6 @@ DEAD_LETTER_SHARDS = 2
 ARTICLE_OUTCOMES = ("kept", "duplicate_id", "no_references", "no_references_found")
 SEARCH_URLS = "search_urls"  # the URLs of the search-results lines: kept | not_a_string
 MAX_SEARCH_LINE_BYTES = 4 * 1024 * 1024  # a longer search-results line is a dead letter
-# The completion record (outputs.INGEST_SUMMARY), written by the job's last step once every
-# output is in place.
-SUMMARY = INGEST_SUMMARY
 MISSING_FILES = {MISSING_CITATION: "missing_urls.txt", MISSING_SEARCH: "missing_search_urls.txt"}
 
 
@@ -612,7 +609,7 @@ def output_globs(out: str) -> list[str]:
     return [article_shards_pattern(out),
             FileSystems.join(out, "dead_letters", "dead_letters-*.parquet"),
             *(FileSystems.join(out, name) for name in MISSING_FILES.values()),
-            FileSystems.join(out, SUMMARY)]
+            FileSystems.join(out, INGEST_SUMMARY)]
 
 
 class StageUrlList(beam.PTransform):
@@ -675,7 +672,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
                | "CollectTallies" >> beam.combiners.ToList()
                | "Summarize" >> beam.Map(summarize, config))
     _ = (staged | "AllStaged" >> beam.Flatten()
-         | "Commit" >> Commit(FileSystems.join(out, SUMMARY), summary_text,
+         | "Commit" >> Commit(FileSystems.join(out, INGEST_SUMMARY), summary_text,
                               output_globs(out)[:-1], staging, side=[summary]))
 
 

@@ -78,9 +78,7 @@ def write_bytes(path: str, data: bytes) -> None:
     tmp = temporary_name(path)
     with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write(data)
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
-    FileSystems.rename([tmp], [path])
+    rename(tmp, path)
 
 
 def write_table(path: str, rows: list[dict], schema: pa.Schema) -> None:
@@ -128,16 +126,17 @@ def write_sorted_table(rows: Iterable[dict], path: str, schema: pa.Schema,
             if held >= buffer_bytes:
                 runs.append(_spill(buffer, work, len(runs)))
                 buffer, held = [], 0
-        buffer.sort()
         if runs:
             if buffer:
                 runs.append(_spill(buffer, work, len(runs)))
+            buffer = []  # spilled: the merge holds one row per run
             ordered: Iterator[tuple[object, bytes]] = heapq.merge(*(_read_run(r) for r in runs))
         else:
+            buffer.sort()
             ordered = iter(buffer)
         local = os.path.join(work, "shard.parquet")
         n = _write_row_groups(ordered, local, schema, row_group_bytes)
-        del buffer
+        buffer = ordered = None  # the rows are in the file: free them before the copy
         _copy_to(local, path)
     return n
 
@@ -185,9 +184,7 @@ def _copy_to(local: str, path: str) -> None:
     with open(local, "rb") as src, FileSystems.create(
             tmp, compression_type=CompressionTypes.UNCOMPRESSED) as dst:
         shutil.copyfileobj(src, dst, COPY_CHUNK)
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
-    FileSystems.rename([tmp], [path])
+    rename(tmp, path)
 
 
 def rename(source: str, destination: str) -> None:

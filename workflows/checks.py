@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from wikisum.pipeline import shards
+from wikisum.pipeline.beamio import split_patterns
 
 
 def count(minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
@@ -84,17 +85,14 @@ def output_dir(path: str, command: str) -> None:
 
 def input_files(patterns: Iterable[str], option: str, command: str) -> None:
     """Every pattern matches something, and nothing it matches is a directory."""
-    for pattern in patterns:
-        for piece in (p.strip() for p in pattern.split(",")):
-            if not piece:
-                continue
-            if _local(piece) and os.path.isdir(piece):
-                raise SystemExit(f"wikisum {command}: {option} {piece} is a directory; give "
-                                 f"its files, e.g. {option} '{piece.rstrip('/')}/*'")
-            matched = shards.match(piece)
-            if not matched:
-                raise SystemExit(f"wikisum {command}: {option}: no input file matches {piece!r}")
-            folders = [m for m in matched if _local(m) and os.path.isdir(m)]
-            if folders:
-                raise SystemExit(f"wikisum {command}: {option} {piece} matches directories "
-                                 f"({', '.join(folders[:3])})")
+    for piece in split_patterns(patterns):  # as the job splits them (beamio.MatchFiles)
+        if _local(piece) and os.path.isdir(piece):
+            raise SystemExit(f"wikisum {command}: {option} {piece} is a directory; give "
+                             f"its files, e.g. {option} '{piece.rstrip('/')}/*'")
+        matched = shards.match(piece)
+        if not matched:
+            raise SystemExit(f"wikisum {command}: {option}: no input file matches {piece!r}")
+        folders = [m for m in matched if _local(m) and os.path.isdir(m)]
+        if folders:
+            raise SystemExit(f"wikisum {command}: {option} {piece} matches directories "
+                             f"({', '.join(folders[:3])})")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
@@ -18,7 +17,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum.pipeline import beamio, schemas, shards
-from wikisum.pipeline.beamio import Commit, MatchFiles, Staged
+from wikisum.pipeline.beamio import Commit, MatchFiles, Staged, WriteShards
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.records import (
@@ -153,29 +152,16 @@ def count_outcome(o: Outcome) -> tuple[str, int]:
     return f"{o.outcome}:{o.reason}", 1
 
 
-class WriteLogShard(beam.DoFn):
-    """(shard, outcomes) -> crawl_log-RUN-SSSSS-of-NNNNN.parquet and .jsonl, rows by URL, both
-    staged for the commit. Memory is bounded: the Parquet file is written by the sorting shard
-    writer, and the JSON Lines copy is streamed from it."""
-
-    def __init__(self, log_dir: str, run_id: str, total: int, staging: str, buffer_bytes: int):
-        self.log_dir, self.run_id, self.total = log_dir, run_id, total
-        self.staging, self.buffer_bytes = staging, buffer_bytes
-
-    def process(self, item):
-        index, outcomes = item
-        stem = FileSystems.join(self.log_dir, log_name(self.run_id, index, self.total))
-        name = stem.rsplit("/", 1)[-1]
-        parquet = FileSystems.join(self.staging, f"{name}.parquet.{uuid.uuid4().hex[:12]}")
-        n = shards.write_sorted_table((o.row() for o in outcomes if o is not None), parquet,
-                                      schemas.CRAWL_LOG, lambda r: r["url"],
-                                      buffer_bytes=self.buffer_bytes)
-        jsonl = FileSystems.join(self.staging, f"{name}.jsonl.{uuid.uuid4().hex[:12]}")
-        with FileSystems.create(jsonl, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            for row in shards.iter_rows([parquet]):
-                f.write((json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode())
-        yield Staged(stem + ".parquet", parquet, n)
-        yield Staged(stem + ".jsonl", jsonl, n)
+def with_json_lines(staged: Staged, staging: str):
+    """A staged log shard, and a JSON Lines copy of its rows staged beside it (streamed from
+    the Parquet file, so memory stays bounded)."""
+    yield staged
+    final = staged.final.removesuffix(".parquet") + ".jsonl"
+    jsonl = beamio.staging_path(staging, final)
+    with FileSystems.create(jsonl, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        for row in shards.iter_rows([staged.temporary]):
+            f.write((json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode())
+    yield Staged(final, jsonl, staged.rows)
 
 
 def host_log(out: str, run_id: str, host: str) -> str:
@@ -280,14 +266,13 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
     fetched = planned[FETCH] | "FetchHosts" >> FetchHosts(config)
     outcomes = (planned.outcomes, fetched["main"]) | "AllOutcomes" >> beam.Flatten()
     total = config.log_shards
-    log_dir = FileSystems.join(config.out, "log")
-    every = p | "AllLogShards" >> beam.Create([(i, None) for i in range(total)])
-    staged_log = ((outcomes | "LogShard" >> beam.Map(lambda o: (stable_hash(o.url) % total, o)),
-                   every)
-                  | "OutcomesAndShards" >> beam.Flatten()
-                  | "GroupLogShards" >> beam.GroupByKey()
-                  | "WriteLog" >> beam.ParDo(WriteLogShard(log_dir, config.run_id, total, staging,
-                                                           shards.DEFAULT_BUFFER_BYTES)))
+    finals = {i: FileSystems.join(config.out, "log", log_name(config.run_id, i, total) + ".parquet")
+              for i in range(total)}
+    staged_log = (outcomes
+                  | "LogRows" >> beam.Map(lambda o: (stable_hash(o.url) % total, o.row()))
+                  | "WriteLog" >> WriteShards(finals, staging, schemas.CRAWL_LOG,
+                                              lambda r: r["url"])
+                  | "AndJsonLines" >> beam.FlatMap(with_json_lines, staging))
     counts = ((lines[TALLY], planned[TALLY],
                outcomes | "CountOutcomes" >> beam.Map(count_outcome))
               | "AllTallies" >> beam.Flatten()

@@ -37,7 +37,7 @@ setattr(owner, {name!r}, killing)
 sys.exit(cli.main({argv!r}))
 """
 WRITING = ("wikisum.pipeline.beamio", "_WriteShard", "process")  # a shard being staged
-COMMITTING = ("wikisum.pipeline.shards", "", "rename")  # a staged file being renamed into place
+COMMITTING = ("wikisum.pipeline.beamio", "", "publish")  # a staged file renamed into place
 
 
 def killed(target: tuple[str, str, str], after: int, argv: list[str]) -> int:
