@@ -15,6 +15,16 @@ from collections.abc import Callable, Iterable
 from wikisum.pipeline import shards
 from wikisum.pipeline.beamio import split_patterns
 
+# The epilog of every Beam job's --help.
+BEAM_OPTIONS = """\
+Beam pipeline options are passed through, e.g.:
+  local, all cores:  --direct_num_workers 0 --direct_running_mode multi_processing
+  Dataflow:          --runner DataflowRunner --project PROJECT --region REGION \\
+                     --temp_location gs://BUCKET/tmp --setup_file ./setup.py
+  check it first:    the same with --dry_run true: the Dataflow job is built and validated
+                     offline, nothing is read or written (README: Running on Dataflow)
+"""
+
 
 def count(minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
     """An integer in [minimum, maximum]."""

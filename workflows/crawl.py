@@ -36,12 +36,7 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
   log/crawl_log-RUN-SSSSS-of-NNNNN.jsonl         the same rows as JSON Lines
   summary-RUN.json, summary.json                 counts per outcome and reason; URLs in = out
 """
-EPILOG = """\
-Beam pipeline options are passed through, e.g.:
-  local, all cores:  --direct_num_workers 0 --direct_running_mode multi_processing
-  Dataflow:          --runner DataflowRunner --project PROJECT --region REGION \\
-                     --temp_location gs://BUCKET/tmp --setup_file ./setup.py
-"""
+EPILOG = checks.BEAM_OPTIONS
 
 
 def size(text: str) -> int:

@@ -29,12 +29,7 @@ Outputs in --out:
   missing_urls.txt                              cited URLs no WARC/WET provided (crawl input)
   missing_search_urls.txt                       the same for search-result URLs
 """
-EPILOG = """\
-Beam pipeline options are passed through, e.g.:
-  local, all cores:  --direct_num_workers 0 --direct_running_mode multi_processing
-  Dataflow:          --runner DataflowRunner --project PROJECT --region REGION \\
-                     --temp_location gs://BUCKET/tmp --setup_file ./setup.py
-"""
+EPILOG = checks.BEAM_OPTIONS
 
 
 def add_parser(subparsers) -> None:
