@@ -67,7 +67,7 @@ from wikisum.pipeline.records import (
 )
 from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
 from wikisum.pipeline.urls import normalize_title, normalize_url
-from wikisum.pipeline.warcs import Capture, Skipped, WarcError, iter_records
+from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
 
 log = logging.getLogger("wikisum.ingest")
 
@@ -288,7 +288,14 @@ class ReadAndCleanRecords(Tallying):
                 for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
                     progress.tick(path)
                     self.count(RECORDS, IN)
-                    if isinstance(rec, Skipped):
+                    if isinstance(rec, Alias):
+                        # A citation spelled otherwise than its capture (cc-fetch): joined as a
+                        # redirect to the captured URL.
+                        self.count(RECORDS, "alias")
+                        source, target = normalize_url(rec.url), normalize_url(rec.target)
+                        if source and target and source != target:
+                            yield TaggedOutput(REDIRECTS, (source, target))
+                    elif isinstance(rec, Skipped):
                         # warcinfo/request/metadata/revisit never hold a page: counted, but not
                         # written as dead letters (they are most records of a crawl).
                         self.count(RECORDS, f"not_a_page:{rec.record_type}")

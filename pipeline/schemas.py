@@ -185,3 +185,50 @@ CRAWL_LOG = pa.schema([
 ], metadata={"wikisum.table": "crawl_log", "wikisum.format": str(FORMAT_VERSION)})
 
 ALL["crawl_log"] = CRAWL_LOG
+
+# ------------------------------------------------------------------------------------------
+# ``wikisum cc-fetch``: log/cc_fetch_log-RUN-SSSSS-of-NNNNN.parquet, one row per distinct URL.
+
+CC_FETCH_LOG = pa.schema([
+    pa.field("url", pa.string(), nullable=False),  # as listed (the cited spelling)
+    pa.field("outcome", pa.string(), nullable=False),  # fetched | found | not_in_index | ...
+    pa.field("reason", pa.string(), nullable=False),  # ok, no_capture, mime, short_read, ...
+    pa.field("urlkey", pa.string(), nullable=False),  # SURT key looked up; "" if invalid
+    pa.field("crawl", pa.string(), nullable=False),  # of the chosen capture; "" if none
+    pa.field("capture_url", pa.string(), nullable=False),  # URL of the chosen (last) capture
+    pa.field("capture_time", pa.string(), nullable=False),  # its YYYYMMDDhhmmss
+    pa.field("status", pa.int32(), nullable=False),  # its HTTP status in the index
+    pa.field("redirects", pa.list_(pa.string()), nullable=False),  # redirect targets followed
+    pa.field("filename", pa.string(), nullable=False),  # its WARC file in the crawl
+    pa.field("offset", pa.int64(), nullable=False),  # its record's offset there; -1: none
+    pa.field("length", pa.int64(), nullable=False),  # its record's length in bytes
+    pa.field("warc_file", pa.string(), nullable=False),  # where it was written here
+    pa.field("warc_offset", pa.int64(), nullable=False),  # its offset there; -1: none
+    pa.field("bytes", pa.int64(), nullable=False),  # record bytes fetched for the URL
+    pa.field("attempts", pa.int32(), nullable=False),  # requests for the last record
+    pa.field("searched", pa.string(), nullable=False),  # crawls and --before searched
+    pa.field("fetched_at", pa.string(), nullable=False),  # UTC, ISO 8601, when decided
+    pa.field("error", pa.string(), nullable=False),  # the detail behind the reason
+], metadata={"wikisum.table": "cc_fetch_log", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL["cc_fetch_log"] = CC_FETCH_LOG
+
+# The columnar URL index as ``wikisum sample`` writes it: the columns of Common Crawl's table
+# (cc-index/table/cc-main/warc/) that cc-fetch reads, with Common Crawl's names and types.
+CC_COLUMNAR_INDEX = pa.schema([
+    pa.field("url_surtkey", pa.string()),
+    pa.field("url", pa.string()),
+    pa.field("url_host_name", pa.string()),
+    pa.field("url_protocol", pa.string()),
+    pa.field("fetch_time", pa.timestamp("us", tz="UTC")),
+    pa.field("fetch_status", pa.int16()),
+    pa.field("fetch_redirect", pa.string()),
+    pa.field("content_digest", pa.string()),
+    pa.field("content_mime_type", pa.string()),
+    pa.field("content_mime_detected", pa.string()),
+    pa.field("warc_filename", pa.string()),
+    pa.field("warc_record_offset", pa.int32()),
+    pa.field("warc_record_length", pa.int32()),
+    pa.field("crawl", pa.string()),
+    pa.field("subset", pa.string()),
+])

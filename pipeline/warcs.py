@@ -1,8 +1,9 @@
 """Reading captures out of WARC, ARC and WET files with warcio.
 
 ``iter_records`` yields one ``Capture`` per record that can carry a page (``response``,
-``resource``, WET ``conversion``) and one ``Skipped`` for every other record (``warcinfo``,
-``request``, ``metadata``, ``revisit``), so that the caller can account for every record read. A
+``resource``, WET ``conversion``), one ``Alias`` per metadata record that ties a URL to the
+capture serving it, and one ``Skipped`` for every other record (``warcinfo``, ``request``,
+``metadata``, ``revisit``), so that the caller can account for every record read. A
 file that stops being readable ends the iteration with ``WarcError`` at the offset of the record
 that could not be read: what came before it has been yielded, and nothing after the broken point
 can be found again in a stream of gzip members. A file cut inside its last record ends the same
@@ -51,6 +52,19 @@ class Skipped:
     url: str
 
 
+@dataclass(frozen=True)
+class Alias:
+    """A ``metadata`` record naming the capture that serves a URL spelled another way
+    (``WARC-Target-URI``: the URL as cited; ``WARC-Refers-To-Target-URI``: the captured URL):
+    ``wikisum cc-fetch`` writes one when a citation matched a capture by its SURT key only
+    (http/https, ``www.``, a trailing slash, the query's order). Joined like a redirect."""
+
+    source_file: str
+    offset: int
+    url: str
+    target: str
+
+
 class WarcError(ValueError):
     def __init__(self, message: str, offset: int):
         super().__init__(message)
@@ -91,7 +105,11 @@ def iter_records(stream: BinaryIO, source_file: str, *,
             if rec.rec_type not in CAPTURE_TYPES:
                 # get_record_offset reads the record to its end: only once its payload is read.
                 offset = records.get_record_offset()
-                yield Skipped(source_file, offset, rec.rec_type or "unknown", uri)
+                target = clean_target_uri(rec.rec_headers.get_header("WARC-Refers-To-Target-URI"))
+                if rec.rec_type == "metadata" and uri and target:
+                    yield Alias(source_file, offset, uri, target)
+                else:
+                    yield Skipped(source_file, offset, rec.rec_type or "unknown", uri)
                 continue
             status = 200
             location = ""

@@ -8,6 +8,7 @@ import sys
 
 from wikisum.workflows import (
     build,
+    ccfetch,
     convert_pairs,
     crawl,
     decode,
@@ -23,8 +24,8 @@ from wikisum.workflows import (
 )
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, ingest, crawl, vocab, rank, build, report, convert_pairs, exemplars, train,
-            decode, evaluate, demo]
+COMMANDS = [sample, ingest, ccfetch, crawl, vocab, rank, build, report, convert_pairs, exemplars,
+            train, decode, evaluate, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited

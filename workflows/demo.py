@@ -19,6 +19,8 @@ DESCRIPTION = """\
 Run every stage of wikisum on a generated sample corpus and print where the outputs are:
 
   1. sample  generate the input corpus                          -> OUT/sample
+     cc-fetch  its URLs looked up in its Common Crawl-style index (served on 127.0.0.1) and
+             their records fetched by byte range                 -> OUT/cc
   2. build   ingest + vocab + rank (Beam jobs on the DirectRunner) -> OUT/build
   3. report  compare the extractors (dev split, or the first split with articles)
                                                                 -> OUT/report/report.html
@@ -78,15 +80,31 @@ def run(args: argparse.Namespace) -> int:
                             "--alpha", "0.6", "--max-len", "200"]),
         ("evaluate", ["evaluate", "--preds", str(preds)]),
     ]
+    # References from a Common Crawl-style index: the sample's captures, served on 127.0.0.1
+    # as Common Crawl serves its URL index and WARC files.
+    from wikisum.pipeline.sample.ccindex import CRAWL
+    from wikisum.pipeline.sample.ccserver import CommonCrawlServer
+    server: list = []
+    steps.insert(1, ("cc-fetch", lambda: [
+        "cc-fetch", "--urls", str(sample / "urls.txt"), "--crawl", CRAWL,
+        "--index-url", server[0].base, "--data-url", server[0].base, "--index-rate", "1000",
+        "--out", str(fresh(out / "cc"))]))
     for i, (name, argv) in enumerate(steps, 1):
-        argv = argv() if callable(argv) else argv  # a later step's options read earlier outputs
-        print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
-        status = cli.main(argv)
+        if name == "cc-fetch":
+            server.append(CommonCrawlServer(sample))
+        try:
+            argv = argv() if callable(argv) else argv  # later steps read earlier outputs
+            print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
+            status = cli.main(argv)
+        finally:
+            if name == "cc-fetch":
+                server.pop().close()
         if status:
             print(f"demo: step {name} failed with status {status}")
             return status
     print(f"\ndemo finished in {time.perf_counter() - start:.1f}s\n"
           f"  sample corpus:  {sample} (ground truth: {sample / 'manifest.json'})\n"
+          f"  cc-fetch:       {out / 'cc'} (summary.json: coverage; warc/, log/)\n"
           f"  ingest:         {built / 'ingest'} (summary.json, dead_letters/)\n"
           f"  vocabulary:     {built / 'vocab.model'}\n"
           f"  training data:  {built / 'data'} (dataset.json, train/dev/test shards)\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Callable
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -45,7 +46,7 @@ def warc_record_bytes(ex: Exchange, warcinfo_id: str = "") -> tuple[bytes, int]:
 
 
 class WarcSink:
-    """The WARC files of one host group: ``crawl-RUN-HOSTHASH-PPPPP.warc.gz`` in ``out_dir``.
+    """The WARC files of one host group: ``JOB-RUN-HOSTHASH-PPPPP.warc.gz`` in ``out_dir``.
 
     Files open lazily (a host whose every URL is refused writes none), start with a warcinfo
     record, and roll over to the next part past ``part_bytes``. A name that exists already is
@@ -55,9 +56,9 @@ class WarcSink:
     """
 
     def __init__(self, out_dir: str, run_id: str, host: str, part_bytes: int,
-                 info: dict | None = None):
+                 info: dict | None = None, job: str = "crawl"):
         self.out_dir, self.part_bytes = out_dir, part_bytes
-        self.prefix = f"crawl-{run_id}-{stable_hash(host):016x}"
+        self.prefix = f"{job}-{run_id}-{stable_hash(host):016x}"
         self.info = dict(info or {})
         self.files: list[str] = []
         self._lock = threading.Lock()
@@ -67,11 +68,16 @@ class WarcSink:
 
     def write(self, ex: Exchange) -> tuple[str, int]:
         """Record an exchange; returns (file, offset of its response record)."""
+        return self.append(lambda info_id: warc_record_bytes(ex, info_id))
+
+    def append(self, records: Callable[[str], tuple[bytes, int]]) -> tuple[str, int]:
+        """Append whole gzip members: ``records(warcinfo record id)`` -> (bytes, offset of the
+        record of interest within them); returns (file, that record's offset in it)."""
         with self._lock:
             if self._file is None or self._size >= self.part_bytes:
                 self._next_part()
-            data, response_offset = warc_record_bytes(ex, self._info_id)
-            offset = self._size + response_offset
+            data, record_offset = records(self._info_id)
+            offset = self._size + record_offset
             self._file.write(data)
             self._size += len(data)
             return self._path, offset

@@ -10,6 +10,8 @@
 - ``wet/sample-00000.warc.wet.gz``: text conversions (``conversion`` records) for pages that are
   in no WARC file;
 - ``search_results.jsonl``: one ``{"title": ..., "urls": [...]}`` per article;
+- ``cc-index/...`` and ``urls.txt``: the WARC captures as a Common Crawl URL index (CDXJ and
+  the columnar Parquet table) and every URL the articles refer to (``ccindex``);
 - ``manifest.json`` and ``manifest-articles.parquet`` / ``manifest-documents.parquet``: the
   ground truth (what every reference is, which paragraphs are relevant to which article, and
   what the pipeline is expected to do with it).
@@ -43,7 +45,7 @@ from warcio.warcwriter import WARCWriter
 
 from wikisum.pipeline import schemas
 from wikisum.pipeline.clones import lead_recall
-from wikisum.pipeline.sample import pages, world
+from wikisum.pipeline.sample import ccindex, pages, world
 from wikisum.pipeline.sample.pages import Citation, Site
 from wikisum.pipeline.sample.world import Entity
 
@@ -801,7 +803,14 @@ def write_sample(out_dir: str | Path, articles: int = 60, seed: int = 0) -> dict
              for a in planner.articles if a.search_urls]
     (out / SEARCH_NAME).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
+    # The captures as a Common Crawl URL index, and the URLs the articles refer to.
+    urls = list(dict.fromkeys(
+        [c.raw_url for a in planner.articles for c in a.citations]
+        + [u for a in planner.articles for u in a.search_urls]))
+    index = ccindex.write_index(out, warc_names, urls)
+
     manifest = _manifest(planner, extra, entries, warc_names, record_counts, articles, seed)
+    manifest["files"]["cc_index"] = index
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
                                        encoding="utf-8")
     _write_parquet(out / "manifest-articles.parquet", manifest["articles"],

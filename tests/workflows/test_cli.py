@@ -10,7 +10,7 @@ import pytest
 
 from wikisum.workflows import cli
 
-EXPECTED = ["sample", "ingest", "crawl", "vocab", "rank", "build", "report", "convert-pairs",
+EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report", "convert-pairs",
             "exemplars", "train", "decode", "evaluate", "demo"]
 
 
@@ -68,6 +68,7 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     assert str(tmp_path / "demo" / "sample") in out
     assert str(tmp_path / "demo" / "build" / "data") in out
     assert (tmp_path / "demo" / "sample" / "manifest.json").is_file()
+    assert json.loads((tmp_path / "demo" / "cc" / "summary.json").read_text())["balanced"]
     summary = json.loads((tmp_path / "demo" / "build" / "ingest" / "summary.json").read_text())
     assert summary["balanced"] and summary["stages"]["pages"]["kept"] == 6
     info = json.loads((tmp_path / "demo" / "build" / "data" / "dataset.json").read_text())

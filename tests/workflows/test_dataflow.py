@@ -63,10 +63,16 @@ JOBS = {
               f"{BUCKET}/crawl"],
     "build": ["build", "--wiki", f"{BUCKET}/dumps/enwiki.xml.bz2", "--warc",
               f"{BUCKET}/cc/*.warc.gz", "--out", f"{BUCKET}/build"],
+    "cc-fetch": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--source",
+                 "columnar", "--columnar-index", f"{BUCKET}/cc-index/crawl=*/*.parquet",
+                 "--crawl", "CC-MAIN-2017-13", "--fetch-groups", "64", "--out", f"{BUCKET}/cc"],
+    "cc-fetch-api": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--crawl",
+                     "CC-MAIN-2017-13", "--out", f"{BUCKET}/cc"],
 }
 WRITES = {"ingest": f"{BUCKET}/ingest/articles/articles-00000-of-01000.parquet",
           "rank": f"{BUCKET}/data/dataset.json", "report": f"{BUCKET}/report/report.html",
-          "crawl": f"{BUCKET}/crawl/summary.json", "build": f"{BUCKET}/build/data/dataset.json"}
+          "crawl": f"{BUCKET}/crawl/summary.json", "build": f"{BUCKET}/build/data/dataset.json",
+          "cc-fetch": f"{BUCKET}/cc/summary.json", "cc-fetch-api": f"{BUCKET}/cc/summary.json"}
 
 
 def dataflow_available() -> bool:

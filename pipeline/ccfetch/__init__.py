@@ -1,0 +1,32 @@
+"""``wikisum cc-fetch``: look cited and search-result URLs up in Common Crawl's URL index and
+fetch the chosen captures' WARC records by byte range. One module per concern:
+
+    surt.py      the index's key of a URL (SURT, as Common Crawl computes it)
+    captures.py  IndexCapture (from the CDX API or the columnar table), choose(): which one
+    records.py   CcFetchConfig, Outcome (outcome names and reasons), is_done (resume)
+    client.py    HTTP: keep-alive, retries with backoff and jitter, a request-rate limit
+    index.py     the two index sources: CdxApi, and the columnar table's row groups
+    fetch.py     ranged fetch, the record checks, WARC output (the original bytes)
+    job.py       the Beam job that wires them together:
+
+    --urls files --ReadUrlLines--> (URL, line) ----------------------------------+
+    earlier logs in --out --ReadDone--> (URL, settled) -------------------------+
+        --GroupByUrl--> Plan --> skipped / failed(invalid_url) outcomes
+                             --> (key, Pending) --Resolve: per round, Lookup (CdxApi, or the
+                                 row-group join of the columnar index) + Choose-->
+                                 not_in_index / failed(lookup) outcomes, redirects to the next
+                                 round, Resolved pages
+        Resolved --ByFetchGroup--> FetchGroup (ranged GETs, checks, WARC parts) --> outcomes
+        outcomes --> log/cc_fetch_log-RUN-SSSSS-of-NNNNN.parquet, summary-RUN.json, summary.json
+
+Every distinct URL read ends as exactly one outcome (``fetched``, ``found``, ``not_in_index``,
+``failed`` or ``skipped``, with a reason), checked in the summary (``balanced``).
+"""
+
+from wikisum.pipeline.ccfetch.captures import IndexCapture, choose, parse_before
+from wikisum.pipeline.ccfetch.job import run
+from wikisum.pipeline.ccfetch.records import OUTCOMES, CcFetchConfig, Outcome
+from wikisum.pipeline.crawl.records import new_run_id
+
+__all__ = ["OUTCOMES", "CcFetchConfig", "IndexCapture", "Outcome", "choose", "new_run_id",
+           "parse_before", "run"]
