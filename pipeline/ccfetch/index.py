@@ -145,6 +145,9 @@ def row_groups(path: str, crawls: Iterable[str] = ()) -> list[RowGroup]:
     names = [meta.schema.column(i).name for i in range(meta.num_columns)]
     if "url_surtkey" not in names:
         raise ValueError(f"{path}: no url_surtkey column: not a Common Crawl URL table")
+    if crawls and not crawl and "crawl" not in names:
+        log.warning("cc-fetch: %s has no crawl column and no crawl=... folder in its path: its "
+                    "captures match no --crawl (keep the table's crawl=CRAWL/ folders)", path)
     column = names.index("url_surtkey")
     groups = []
     for i in range(meta.num_row_groups):

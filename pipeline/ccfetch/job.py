@@ -144,6 +144,11 @@ class ApiLookupFn(beam.DoFn):
             user_agent=c.user_agent, timeout_s=c.timeout_s, retries=c.retries,
             backoff_s=c.backoff_s, rate=RateLimit(c.index_rate)))
         self.progress = Progress("index lookups", 0, c.progress_s)
+        # One pool for the worker's life: its threads keep their connections alive.
+        self.pool = ThreadPoolExecutor(8, thread_name_prefix="cc-index")
+
+    def teardown(self):
+        self.pool.shutdown()
 
     def process(self, batch):
         def one(kv):
@@ -151,8 +156,7 @@ class ApiLookupFn(beam.DoFn):
             self.progress()
             return kv[0], result
 
-        with ThreadPoolExecutor(min(8, len(batch))) as pool:
-            yield from pool.map(one, batch)
+        yield from self.pool.map(one, batch)
 
 
 class ApiLookup(beam.PTransform):

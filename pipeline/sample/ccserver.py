@@ -85,6 +85,7 @@ class CommonCrawlServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as the real servers
+            disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms stall)
 
             def log_message(self, *args):
                 pass
