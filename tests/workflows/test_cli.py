@@ -10,8 +10,8 @@ import pytest
 
 from wikisum.workflows import cli
 
-EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report", "convert-pairs",
-            "exemplars", "train", "decode", "evaluate", "demo"]
+EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
+            "convert-pairs", "exemplars", "train", "decode", "evaluate", "demo"]
 
 
 def subcommands() -> list[str]:
