@@ -92,6 +92,15 @@ class Tallying(beam.DoFn):
         yield dead(DeadLetter(path, where, "", FILES, "corrupt_file", str(exc)))
 
 
+class SumTallies(beam.PTransform):
+    """A job's (key, n) tallies -> one list of (key, total): a singleton for the summary."""
+
+    def expand(self, tallies):
+        return (tallies
+                | "Sum" >> beam.CombinePerKey(sum)
+                | "Collect" >> beam.combiners.ToList())
+
+
 class Progress:
     """Logs a records/s line at most every ``every_s`` seconds."""
 
@@ -364,3 +373,27 @@ class Commit(beam.PTransform):
         return (staged | "AllStaged" >> beam.combiners.ToList()
                 | "CommitFiles" >> beam.Map(
                     run, *[beam.pvalue.AsSingleton(s) for s in self.side]))
+
+
+class CommitRun(beam.PTransform):
+    """Staged files -> the run's ``summary`` text (a singleton PCollection) staged beside them as
+    ``summary-RUN.json``, then everything committed with ``summary.json`` (the same text)
+    written last; files matching the ``obsolete`` globs (state the run kept while it ran) are
+    deleted then. The commit of jobs that keep one summary per run (crawl, cc-fetch)."""
+
+    def __init__(self, out: str, run_id: str, staging: str, summary,
+                 obsolete: Iterable[str] = ()):
+        super().__init__()
+        self.out, self.run_id, self.staging = out, run_id, staging
+        self.summary, self.obsolete = summary, list(obsolete)
+
+    def expand(self, staged):
+        summary = self.summary
+        run_summary = FileSystems.join(self.out, f"summary-{self.run_id}.json")
+        staging = self.staging
+        staged_summary = summary | "StageRunSummary" >> beam.Map(
+            lambda text: stage_text(run_summary, staging, text))
+        return ((staged, staged_summary) | "AllStaged" >> beam.Flatten()
+                | "Commit" >> Commit(FileSystems.join(self.out, "summary.json"),
+                                     lambda files, text: text, [], staging, side=[summary],
+                                     obsolete=self.obsolete))

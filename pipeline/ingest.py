@@ -675,8 +675,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
             FileSystems.join(out, name), staging))
     summary = ([a[TALLY] for a in accounts] + [cited[TALLY]]
                | "AllTallies" >> beam.Flatten()
-               | "SumTallies" >> beam.CombinePerKey(sum)
-               | "CollectTallies" >> beam.combiners.ToList()
+               | "SumTallies" >> beamio.SumTallies()
                | "Summarize" >> beam.Map(summarize, config))
     _ = (staged | "AllStaged" >> beam.Flatten()
          | "Commit" >> Commit(FileSystems.join(out, INGEST_SUMMARY), summary_text,

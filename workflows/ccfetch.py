@@ -50,18 +50,8 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
 EPILOG = checks.BEAM_OPTIONS
 
 
-def size(text: str) -> int:
-    try:
-        return crawl.parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def date(text: str) -> str:
-    try:
-        return ccfetch.parse_before(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+size = checks.parsed(crawl.parse_size, "size")
+date = checks.parsed(ccfetch.parse_before, "date")
 
 
 def add_parser(subparsers) -> None:

@@ -26,6 +26,19 @@ Beam pipeline options are passed through, e.g.:
 """
 
 
+def parsed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:
+    """An argparse type from a parser that raises ValueError with a message for the user."""
+
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = name
+    return convert
+
+
 def count(minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
     """An integer in [minimum, maximum]."""
 

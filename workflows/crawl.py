@@ -39,13 +39,7 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
 EPILOG = checks.BEAM_OPTIONS
 
 
-def size(text: str) -> int:
-    try:
-        return crawl.parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
+size = checks.parsed(crawl.parse_size, "size")
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("crawl", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)

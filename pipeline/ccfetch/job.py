@@ -19,7 +19,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum.pipeline import beamio, schemas, shards
-from wikisum.pipeline.beamio import Commit, MatchFiles, WriteShards
+from wikisum.pipeline.beamio import MatchFiles, WriteShards
 from wikisum.pipeline.ccfetch import index
 from wikisum.pipeline.ccfetch.captures import BadIndexLine, IndexCapture, choose
 from wikisum.pipeline.ccfetch.client import Client, RateLimit
@@ -459,21 +459,17 @@ def build(p: beam.Pipeline, config: CcFetchConfig, token: str) -> None:
     counts = ((read[TALLY], planned[TALLY], looked[TALLY],
                outcomes | "CountOutcomes" >> beam.FlatMap(count_outcome))
               | "AllTallies" >> beam.Flatten()
-              | "SumTallies" >> beam.CombinePerKey(sum)
-              | "CollectTallies" >> beam.combiners.ToList())
+              | "SumTallies" >> beamio.SumTallies())
     warc_list = ((warcs or [p | "NoWarcs" >> beam.Create([])])
                  | "WarcFiles" >> beam.Flatten()
                  | "CollectWarcFiles" >> beam.combiners.ToList())
     summary = counts | "Summarize" >> beam.Map(
         lambda c, w: json.dumps(summarize(c, w, config), indent=1, sort_keys=True) + "\n",
         beam.pvalue.AsSingleton(warc_list))
-    run_summary = FileSystems.join(config.out, f"summary-{config.run_id}.json")
-    staged_summary = summary | "StageRunSummary" >> beam.Map(
-        lambda text: beamio.stage_text(run_summary, staging, text))
+    # The run's log shards are whole once committed: its per-group files are not needed then.
     group_logs = FileSystems.join(config.out, "log", f"cc_fetch_log-{config.run_id}-group-*")
-    _ = ((staged_log, staged_summary) | "AllStaged" >> beam.Flatten()
-         | "Commit" >> Commit(FileSystems.join(config.out, SUMMARY), lambda files, text: text,
-                              [], staging, side=[summary], obsolete=[group_logs]))
+    _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,
+                                                   [group_logs])
 
 
 def run(config: CcFetchConfig, pipeline_options) -> dict | None:

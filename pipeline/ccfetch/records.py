@@ -3,7 +3,7 @@ per URL (outcome names and their reasons)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 # Common Crawl's public endpoints (https://index.commoncrawl.org/, https://data.commoncrawl.org/).
 INDEX_URL = "https://index.commoncrawl.org"
@@ -83,11 +83,9 @@ class Outcome:
     searched: str = ""  # CcFetchConfig.search_key() of the run
     fetched_at: str = ""
     error: str = ""
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def row(self) -> dict:
         row = asdict(self)
-        row.pop("extra")
         row["redirects"] = list(self.redirects)
         return row
 

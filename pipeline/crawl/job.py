@@ -17,7 +17,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum.pipeline import beamio, schemas, shards
-from wikisum.pipeline.beamio import Commit, MatchFiles, Staged, WriteShards
+from wikisum.pipeline.beamio import MatchFiles, Staged, WriteShards
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.records import (
@@ -276,20 +276,15 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
     counts = ((lines[TALLY], planned[TALLY],
                outcomes | "CountOutcomes" >> beam.Map(count_outcome))
               | "AllTallies" >> beam.Flatten()
-              | "SumTallies" >> beam.CombinePerKey(sum)
-              | "CollectTallies" >> beam.combiners.ToList())
+              | "SumTallies" >> beamio.SumTallies())
     warcs = fetched[WARC_FILES] | "CollectWarcFiles" >> beam.combiners.ToList()
     summary = counts | "Summarize" >> beam.Map(
         lambda c, w: json.dumps(summarize(c, w, config), indent=1, sort_keys=True) + "\n",
         beam.pvalue.AsSingleton(warcs))
-    run_summary = FileSystems.join(config.out, f"summary-{config.run_id}.json")
-    staged_summary = summary | "StageRunSummary" >> beam.Map(
-        lambda text: beamio.stage_text(run_summary, staging, text))
     # The run's log shards are whole once committed: its per-host files are not needed then.
     host_logs = FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet")
-    _ = ((staged_log, staged_summary) | "AllStaged" >> beam.Flatten()
-         | "Commit" >> Commit(FileSystems.join(config.out, SUMMARY), lambda files, text: text,
-                              [], staging, side=[summary], obsolete=[host_logs]))
+    _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,
+                                                   [host_logs])
 
 
 def run(config: CrawlConfig, pipeline_options) -> dict | None:
