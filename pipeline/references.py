@@ -14,12 +14,13 @@ from wikisum.pipeline.records import Article, Link, Reference
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
 from wikisum.pipeline.webtext import (
+    DEFAULT_MIN_WORDS,
     DecodeError,
     ExtractionError,
     ExtractionTimeout,
     decode_body,
     extract_main_text,
-    paragraph_drop_reason,
+    filter_paragraphs,
     split_paragraphs,
 )
 
@@ -32,7 +33,7 @@ DEFAULT_MAX_PAGE_BYTES = 2 * 1024 * 1024
 class CleanConfig:
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     timeout_s: float = 20.0
-    min_words: int = 5
+    min_words: int = DEFAULT_MIN_WORDS
 
 
 @dataclass(frozen=True)
@@ -92,13 +93,11 @@ def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
             return Cleaned(None, "extraction_timeout", str(exc))
         except ExtractionError as exc:
             return Cleaned(None, "extraction_error", str(exc)[:500])
-    counts: Counter = Counter()
-    kept = []
-    for paragraph in split_paragraphs(text):
-        reason = paragraph_drop_reason(paragraph, min_words=config.min_words)
-        counts[reason or "kept"] += 1
-        if reason is None:
-            kept.append(paragraph)
+    kept, dropped = filter_paragraphs(split_paragraphs(text), min_words=config.min_words,
+                                      main_text=kind == "html")
+    counts = Counter(reason for _, reason in dropped)
+    if kept:
+        counts["kept"] = len(kept)
     if not kept:
         return Cleaned(None, "empty_text", "no prose paragraph", counts)
     container = "wet" if cap.record_type == "conversion" else "warc"

@@ -26,11 +26,12 @@ PROSE = ("<html><body><nav><a>Home</a> <a>News</a></nav><main><article><h1>On mi
 def test_clean_capture_keeps_prose_paragraphs_only():
     cleaned = clean_capture(_cap(PROSE.encode()))
     assert cleaned.reference.paragraphs == (
+        "On mills",  # the heading: kept; the menu and the copyright line are not
         "The Kestrel Works mill has ground corn on the river since 1801, and it still runs on "
         "water power today.",
         "Visitors can watch the millers at work every Saturday morning in summer.")
     assert cleaned.reference.url == "http://a.example/x"
-    assert cleaned.paragraphs["kept"] == 2 and sum(cleaned.paragraphs.values()) >= 3
+    assert cleaned.paragraphs["kept"] == 3 and sum(cleaned.paragraphs.values()) >= 3
 
 
 @pytest.mark.parametrize("cap,reason", [

@@ -235,11 +235,13 @@ def test_ingest_builds_articles_from_the_crawled_warc(site, crawled, tmp_path):
     mill, river, lane = rows["Kestrel Works"], rows["Ostra"], rows["Weir Lane"]
     assert (lane["citations_listed"], lane["citations_found"]) == (1, 1)
     assert [r["url"] for r in lane["references"]] == [site.url("/page/c")]
-    assert [r["paragraphs"] for r in lane["references"]] == [PAGES["c"]]
+    # The article's heading is kept with its paragraphs; the menu is not.
+    assert [r["paragraphs"] for r in lane["references"]] == [["Notes c", *PAGES["c"]]]
     assert [r["url"] for r in mill["references"]] == [site.url("/page/a"), site.url("/page/b")]
-    assert [r["paragraphs"] for r in mill["references"]] == [PAGES["a"], PAGES["b"]]
+    assert [r["paragraphs"] for r in mill["references"]] == [["Notes a", *PAGES["a"]],
+                                                             ["Notes b", *PAGES["b"]]]
     assert (river["citations_listed"], river["citations_found"]) == (2, 1)
-    assert [r["paragraphs"] for r in river["references"]] == [PAGES["c"]]
+    assert [r["paragraphs"] for r in river["references"]] == [["Notes c", *PAGES["c"]]]
     for ref in mill["references"] + river["references"] + lane["references"]:
         assert Path(ref["source_file"]).parent == out / "warc"
 
