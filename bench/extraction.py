@@ -48,7 +48,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -59,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from machine import cpu_model  # noqa: E402
+from machine import command_line, describe, write_results  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
 DEFAULT_OUT = ROOT / "bench" / "results" / "extraction.json"
@@ -314,18 +313,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    {reason}: {paragraph[:160]!r}")
 
     result = {
-        "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None
-                                                       else sys.argv[1:])]),
-        "machine": {"cpu": cpu_model(), "cores_used": args.jobs,
-                    "python": platform.python_version(), "platform": platform.platform()},
+        "command": command_line(argv),
+        "machine": describe(args.jobs),
         "wall_s": round(wall, 1),
         **summary,
         "lost": [{"file": p["file"], **item} for p in pages for item in p["lost"]],
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
-    print(f"\nwrote {args.out}")
+    write_results(args.out, result)
     return 0
 
 

@@ -11,3 +11,33 @@ def cpu_model() -> str:
                          if line.startswith("model name")), "")
     except OSError:
         return ""
+
+
+def command_line(argv: list[str] | None) -> str:
+    """The command a benchmark ran as: its script name and arguments."""
+    import sys
+    from pathlib import Path
+
+    return " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])
+
+
+def describe(cores_used: int | None = None) -> dict:
+    """The machine's CPU, Python and platform, for a results file."""
+    import platform
+
+    facts = {"cpu": cpu_model(), "python": platform.python_version(),
+             "platform": platform.platform()}
+    if cores_used is not None:
+        facts["cores_used"] = cores_used
+    return facts
+
+
+def write_results(path, result: dict) -> None:
+    """Writes a benchmark's results as JSON (folders made as needed) and says where."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {path}")

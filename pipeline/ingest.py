@@ -1,4 +1,4 @@
-"""``wikisum ingest``: Wikipedia dump + WARC/WET captures -> clone-filtered article shards.
+"""``wikisum ingest``: Wikipedia dump + WARC/WET captures -> filtered article shards.
 
 The Beam job wires the pure functions of ``wikisum.pipeline.articles``,
 ``wikisum.pipeline.references`` and ``wikisum.pipeline.warcs`` together, one labelled
@@ -9,7 +9,8 @@ composite transform per stage (one box each in Dataflow's job graph):
     CitationLinks    articles -> (url, link) of their citations
     ReadReferences   WARC/WET globs, matched by the job -> cleaned references by URL
     JoinReferences   links x references by URL (redirects followed; one capture per URL)
-    DropClones       per article: its own Wikipedia page and its clones dropped -> rows
+    FilterReferences per article: its own Wikipedia page, references in another language,
+                     its clones and paragraphs repeated across its references dropped -> rows
     WriteShards      rows -> articles-SSSSS-of-NNNNN.parquet, staged (bounded memory)
     WriteDeadLetters every drop -> dead_letters-SSSSS-of-NNNNN.parquet, staged
     Commit           staged files renamed into place, then summary.json, last
@@ -53,6 +54,7 @@ from wikisum.pipeline.beamio import (
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages
 from wikisum.pipeline.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
 from wikisum.pipeline.records import (
+    ARTICLE_PARAGRAPHS,
     CAPTURES,
     LINKS,
     PAGES,
@@ -65,7 +67,13 @@ from wikisum.pipeline.records import (
     split_of,
     stable_hash,
 )
-from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from wikisum.pipeline.references import (
+    AttachConfig,
+    CleanConfig,
+    attach,
+    clean_capture,
+    pick_capture,
+)
 from wikisum.pipeline.urls import normalize_title, normalize_url
 from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
 
@@ -91,10 +99,10 @@ class IngestConfig:
     warc: tuple[str, ...] = ()
     wet: tuple[str, ...] = ()
     search_results: str | None = None
-    clone_threshold: float = 0.5
     num_shards: int = DEFAULT_SHARDS
     lang: str = "en"
     clean: CleanConfig = CleanConfig()
+    attach: AttachConfig = AttachConfig(lang="en")  # lang: the dump's language, as `lang`
     max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES  # a longer dump page is a dead letter
     buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
 
@@ -395,10 +403,11 @@ def join_by_url(item):
 
 
 class AssembleArticles(beam.DoFn):
-    """CoGroupByKey(article id) -> one row per article, self pages and clones removed."""
+    """CoGroupByKey(article id) -> one row per article: self pages, references in another
+    language, clones and paragraphs repeated across the article's references removed."""
 
-    def __init__(self, clone_threshold: float, num_shards: int):
-        self.clone_threshold = clone_threshold
+    def __init__(self, config: AttachConfig, num_shards: int):
+        self.config = config
         self.num_shards = num_shards
 
     def process(self, item):
@@ -420,7 +429,11 @@ class AssembleArticles(beam.DoFn):
             yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
                                   "no_references", ""))
             return
-        kept, dropped = attach(article, found, self.clone_threshold)
+        kept, dropped, paragraphs = attach(article, found, self.config)
+        if paragraphs:
+            yield tally(ARTICLE_PARAGRAPHS, IN, sum(paragraphs.values()))
+            for outcome, n in paragraphs.items():
+                yield tally(ARTICLE_PARAGRAPHS, outcome, n)
         links_per_url = Counter(ref.url for _, ref in found)
         for url, reason, detail in dropped:
             yield tally(LINKS, reason, links_per_url[url])
@@ -448,9 +461,16 @@ class AssembleArticles(beam.DoFn):
             "search_found": found_sources["search"],
             "clones_removed": sum(1 for _, r, _ in dropped if r == "clone"),
             "self_removed": sum(1 for _, r, _ in dropped if r == "self"),
+            "other_language_removed": sum(1 for _, r, _ in dropped if r == "wrong_language"),
+            "duplicate_references_removed": sum(1 for _, r, _ in dropped
+                                                if r == "duplicate_reference"),
+            "duplicate_paragraphs_removed": paragraphs["duplicate"]
+            + paragraphs["near_duplicate"],
             "references": [{"url": a.url, "source": a.source, "sources": list(a.sources),
                             "capture_date": a.reference.capture_date,
                             "source_file": a.reference.source_file,
+                            "language": a.reference.language,
+                            "language_confidence": a.reference.language_confidence,
                             "paragraphs": list(a.reference.paragraphs)} for a in kept],
         }
         yield stable_hash(str(article.id)) % self.num_shards, row
@@ -548,13 +568,13 @@ class JoinReferences(beam.PTransform):
                 TALLY: joined[TALLY]}
 
 
-class DropClones(beam.PTransform):
+class FilterReferences(beam.PTransform):
     """Articles, the references found for them and their search counts -> one row per article
-    (schema ``ARTICLES``), keyed by shard, its own Wikipedia page and its clones removed."""
+    (schema ``ARTICLES``), keyed by shard, filtered by `attach` (`AttachConfig`)."""
 
-    def __init__(self, clone_threshold: float, num_shards: int):
+    def __init__(self, config: AttachConfig, num_shards: int):
         super().__init__()
-        self.clone_threshold, self.num_shards = clone_threshold, num_shards
+        self.config, self.num_shards = config, num_shards
 
     def expand(self, inputs):
         articles, found, search_listed = inputs
@@ -562,7 +582,7 @@ class DropClones(beam.PTransform):
                  "found": found, "search_listed": search_listed}
                 | "GroupByArticle" >> beam.CoGroupByKey()
                 | "AssembleArticles" >> beam.ParDo(AssembleArticles(
-                    self.clone_threshold, self.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
+                    self.config, self.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
         return {"main": rows.rows, DEAD: rows[DEAD], TALLY: rows[TALLY]}
 
 
@@ -656,7 +676,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     joined = ((links | "AllLinks" >> beam.Flatten(), references["main"])
               | "JoinReferences" >> JoinReferences(references[REDIRECTS]))
     rows = ((articles["main"], joined["main"], search_listed)
-            | "DropClones" >> DropClones(config.clone_threshold, config.num_shards))
+            | "FilterReferences" >> FilterReferences(config.attach, config.num_shards))
     accounts += [references, joined, rows]
 
     staged = [rows["main"] | "WriteShards" >> WriteShards(

@@ -17,6 +17,8 @@ RECORDS = "records"  # WARC/WET records -> cleaned references
 CAPTURES = "captures"  # cleaned references -> one per URL, referenced by some article
 LINKS = "links"  # (article, URL) pairs listed -> references attached to the article
 PARAGRAPHS = "paragraphs"  # paragraphs extracted -> paragraphs kept
+# paragraphs of an article's attached references -> written (repeats across them dropped)
+ARTICLE_PARAGRAPHS = "article_paragraphs"
 SEARCH = "search_results"  # lines of the search-results file -> lines matched to an article
 
 
@@ -42,6 +44,8 @@ class Reference:
     capture_date: str
     container: str  # warc | wet
     paragraphs: tuple[str, ...]
+    language: str = "und"  # wikisum.pipeline.language code of the kept text
+    language_confidence: float = 0.0
 
     def text(self) -> str:
         return "\n".join(self.paragraphs)

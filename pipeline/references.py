@@ -7,9 +7,22 @@ drop.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
-from wikisum.pipeline.clones import is_self_page, lead_recall
+from wikisum.pipeline.clones import (
+    DEFAULT_CLONE_MEASURE,
+    DEFAULT_CLONE_THRESHOLD,
+    clone_recall,
+    is_self_page,
+)
+from wikisum.pipeline.dedup import DedupConfig, duplicate_paragraphs
+from wikisum.pipeline.language import (
+    DEFAULT_MIN_CONFIDENCE,
+    Language,
+    identify,
+    is_wrong_language,
+)
 from wikisum.pipeline.records import Article, Link, Reference
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
@@ -101,8 +114,10 @@ def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
     if not kept:
         return Cleaned(None, "empty_text", "no prose paragraph", counts)
     container = "wet" if cap.record_type == "conversion" else "warc"
+    language = identify("\n".join(kept))
     return Cleaned(Reference(url, cap.source_file, cap.offset, cap.record_id, cap.date,
-                             container, tuple(kept)), paragraphs=counts)
+                             container, tuple(kept), language.code,
+                             round(language.confidence, 4)), paragraphs=counts)
 
 
 def capture_order(ref: Reference) -> tuple:
@@ -135,12 +150,46 @@ class Attached:
     reference: Reference
 
 
+@dataclass(frozen=True)
+class AttachConfig:
+    """Which references an article keeps, and which of their paragraphs.
+
+    Attributes:
+        clone_threshold: A reference recalling more than this share of the lead's words is a
+            clone (paper, section 2.1).
+        clone_measure: ``unigram`` (the paper's: all the lead's distinct words) or ``content``
+            (function words of ``lang`` left out; `wikisum.pipeline.clones`).
+        lang: The article's language: a reference identified with confidence as another
+            language is dropped as ``wrong_language``; "" or "any" keeps every language.
+        min_language_confidence: The least confidence of that identification.
+        dedup: The rule for paragraphs repeated across the article's references (the first by
+            citation order is kept); None keeps repeats.
+    """
+
+    clone_threshold: float = DEFAULT_CLONE_THRESHOLD
+    clone_measure: str = DEFAULT_CLONE_MEASURE
+    lang: str = ""
+    min_language_confidence: float = DEFAULT_MIN_CONFIDENCE
+    dedup: DedupConfig | None = DedupConfig()
+
+
+class Attachment(NamedTuple):
+    """What `attach` keeps of an article's references: the references (their repeated
+    paragraphs removed), the (url, reason, detail) of those dropped, and the count of their
+    paragraphs by outcome (``kept``, ``duplicate``, ``near_duplicate``)."""
+
+    kept: list[Attached]
+    dropped: list[tuple[str, str, str]]
+    paragraphs: Counter
+
+
 def attach(article: Article, found: list[tuple[Link, Reference]],
-           clone_threshold: float) -> tuple[list[Attached], list[tuple[str, str, str]]]:
+           config: AttachConfig = AttachConfig()) -> Attachment:
     """The references an article keeps, in a stable order (citations in the order the article
-    cites them, then search results by rank), and the (url, reason, detail) of those dropped as
-    the article itself (``self``) or a copy of it (``clone``: unigram recall of the lead above
-    ``clone_threshold``; paper, section 2.1)."""
+    cites them, then search results by rank), and why the others are dropped: the article
+    itself (``self``), another language (``wrong_language``), a copy of it (``clone``: recall
+    of the lead above the threshold; paper, section 2.1), or nothing left once the paragraphs
+    that earlier references already hold are removed (``duplicate_reference``)."""
     by_url: dict[str, dict] = {}
     for link, ref in found:
         entry = by_url.setdefault(ref.url, {"ref": ref, "citation": None, "search": None})
@@ -148,19 +197,43 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
         entry[link.source] = link.rank if current is None else min(current, link.rank)
     kept, dropped = [], []
     big = 1 << 30
+    lead_lang = config.lang if config.lang not in ("", "any") else None
     for url, entry in by_url.items():
         ref = entry["ref"]
         if is_self_page(url, article.title):
             dropped.append((url, "self", ""))
             continue
-        recall = lead_recall(article.lead, ref.text())
-        if recall > clone_threshold:
-            dropped.append((url, "clone", f"lead recall {recall:.3f}"))
+        if is_wrong_language(Language(ref.language, ref.language_confidence), config.lang,
+                             min_confidence=config.min_language_confidence):
+            dropped.append((url, "wrong_language",
+                            f"{ref.language} {ref.language_confidence:.2f}"))
+            continue
+        recall = clone_recall(article.lead, ref.text(), config.clone_measure, lead_lang)
+        if recall > config.clone_threshold:
+            dropped.append((url, "clone", f"{config.clone_measure} lead recall {recall:.3f}"))
             continue
         sources = tuple(s for s in ("citation", "search") if entry[s] is not None)
         kept.append(Attached(url, sources[0], sources,
                              big if entry["citation"] is None else entry["citation"],
                              big if entry["search"] is None else entry["search"], ref))
     kept.sort(key=lambda a: (a.source != "citation", a.citation_rank, a.search_rank, a.url))
+    paragraphs = Counter()
+    if config.dedup is not None and kept:
+        marks = duplicate_paragraphs([a.reference.paragraphs for a in kept], config.dedup)
+        unique = []
+        for a, reasons in zip(kept, marks, strict=True):
+            paragraphs.update(r or "kept" for r in reasons)
+            left = tuple(p for p, r in zip(a.reference.paragraphs, reasons, strict=True)
+                         if r is None)
+            if not left:
+                dropped.append((a.url, "duplicate_reference",
+                                f"all {len(reasons)} paragraphs repeat earlier references"))
+            elif len(left) == len(reasons):
+                unique.append(a)
+            else:
+                unique.append(replace(a, reference=replace(a.reference, paragraphs=left)))
+        kept = unique
+    else:
+        paragraphs["kept"] = sum(len(a.reference.paragraphs) for a in kept)
     dropped.sort()
-    return kept, dropped
+    return Attachment(kept, dropped, paragraphs)

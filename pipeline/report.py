@@ -50,7 +50,8 @@ PERCENTILES = (20, 40, 50, 60, 80, 100)
 BOOTSTRAP_SAMPLES = 1000
 STAT_NAMES = ("lead_words", "citations", "citation_words", "search_results", "search_words")
 TOTAL_NAMES = ("articles", "citations_listed", "citations_found", "search_listed",
-               "search_found", "clones_removed", "self_removed")
+               "search_found", "clones_removed", "self_removed", "other_language_removed",
+               "duplicate_references_removed", "duplicate_paragraphs_removed")
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ def article_stats(row: dict) -> tuple[list[tuple[str, float]], dict[str, int]]:
     values += [("search_words", words(r)) for r in search]
     totals = {"articles": 1}
     for name in TOTAL_NAMES[1:]:
-        totals[name] = int(row[name])
+        totals[name] = int(row.get(name) or 0)  # format 1 shards lack the newer counts
     return values, totals
 
 
@@ -445,14 +446,29 @@ def run(config: ReportConfig, pipeline_options) -> dict | None:
     shards.write_text(FileSystems.join(config.out, "per_article.jsonl"),
                       "".join(json.dumps(m) + "\n" for m in per_article))
     shards.delete(FileSystems.join(work, "*"))
-    metrics = assemble(config, info, means, quantiles, totals, per_article)
+    metrics = assemble(config, info, means, quantiles, totals, per_article,
+                       ingest_drops(info.get("source")))
     metrics["seconds"] = round(time.monotonic() - started, 1)
     return metrics
 
 
+def ingest_drops(source: str | None) -> dict[str, dict[str, int]] | None:
+    """What the ingest run the dataset was ranked from dropped: {stage: {reason: n}} from its
+    summary.json, or None when it is not there any more."""
+    if not source:
+        return None
+    try:
+        stages = outputs.read_summary(source).get("stages", {})
+    except (FileNotFoundError, ValueError, shards.IncompleteOutput) as exc:
+        log.warning("report: no ingest drop counts: %s", exc)
+        return None
+    return {stage: {"in": counts.get("in", 0), **dict(sorted(counts.get("dropped", {}).items()))}
+            for stage, counts in stages.items()}
+
+
 def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, totals: dict,
-             per_article: list[dict]) -> dict:
-    """The metrics.json structure from the job's outputs (pure)."""
+             per_article: list[dict], drops: dict | None = None) -> dict:
+    """The metrics.json structure from the job's outputs (pure); `drops` is `ingest_drops`."""
     extractor_names, corpora = list(info["extractors"]), list(info["corpora"])
     lengths = list(config.lengths)
     rouge = {e: {c: {t: means[f"rouge|{e}|{c}|{t}"] for t in ROUGE_TYPES} for c in corpora}
@@ -464,7 +480,7 @@ def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, tot
         stats = {"percentiles": list(PERCENTILES),
                  "words": {name: [quantiles[name][p] for p in PERCENTILES] if name in quantiles
                            else None for name in STAT_NAMES},
-                 "totals": totals}
+                 "totals": totals, "ingest_drops": drops}
         listed, found = totals.get("citations_listed", 0), totals.get("citations_found", 0)
         stats["citation_coverage"] = found / listed if listed else None
         s_listed, s_found = totals.get("search_listed", 0), totals.get("search_found", 0)

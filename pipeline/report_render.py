@@ -150,8 +150,29 @@ def totals_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None
             ["search results found / listed", f"{t.get('search_found', 0)} / "
              f"{t.get('search_listed', 0)} ({cover(stats['search_coverage'])})"],
             ["clones removed", str(t.get("clones_removed", 0))],
-            ["self pages removed", str(t.get("self_removed", 0))]]
+            ["self pages removed", str(t.get("self_removed", 0))],
+            ["references in another language removed", str(t.get("other_language_removed", 0))],
+            ["references repeating earlier ones removed",
+             str(t.get("duplicate_references_removed", 0))],
+            ["repeated paragraphs removed", str(t.get("duplicate_paragraphs_removed", 0))]]
     return "Coverage and filtering", ["", "total"], rows
+
+
+def drops_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None:
+    """Every drop reason of the ingest run, per stage (its summary.json)."""
+    stats = metrics.get("dataset_statistics") or {}
+    drops = stats.get("ingest_drops")
+    if not drops:
+        return None
+    rows = []
+    for stage, counts in drops.items():
+        total = counts.get("in", 0)
+        for reason, n in counts.items():
+            if reason != "in":
+                share = f" ({100 * n / total:.1f}%)" if total else ""
+                rows.append([stage, reason, f"{n}{share}"])
+    return ("What the ingest run dropped, by stage and reason (all articles, all splits)",
+            ["stage", "reason", "dropped (share of the stage's input)"], rows)
 
 
 def learned_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None:
@@ -176,7 +197,7 @@ def tables(metrics: dict) -> list[tuple[str, tuple | None]]:
     out = [("rouge", rouge_table(metrics))]
     out += [("recall", recall_table(metrics, c)) for c in metrics["corpora"]]
     out += [("stats", stats_table(metrics)), ("totals", totals_table(metrics)),
-            ("learned", learned_table(metrics))]
+            ("drops", drops_table(metrics)), ("learned", learned_table(metrics))]
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: references' language; per-article language and duplicate drops
 
 # ------------------------------------------------------------------------------------------
 # Sample corpus ground truth (``wikisum sample``): manifest-articles.parquet,
@@ -79,6 +79,8 @@ REFERENCE = pa.struct([
     pa.field("capture_date", pa.string(), nullable=False),
     pa.field("source_file", pa.string(), nullable=False),
     pa.field("paragraphs", pa.list_(pa.string()), nullable=False),
+    pa.field("language", pa.string(), nullable=False),  # "und" when undetermined
+    pa.field("language_confidence", pa.float32(), nullable=False),
 ])
 
 ARTICLES = pa.schema([
@@ -94,6 +96,9 @@ ARTICLES = pa.schema([
     pa.field("search_found", pa.int32(), nullable=False),
     pa.field("clones_removed", pa.int32(), nullable=False),
     pa.field("self_removed", pa.int32(), nullable=False),
+    pa.field("other_language_removed", pa.int32(), nullable=False),
+    pa.field("duplicate_references_removed", pa.int32(), nullable=False),
+    pa.field("duplicate_paragraphs_removed", pa.int32(), nullable=False),
     pa.field("references", pa.list_(REFERENCE), nullable=False),
 ], metadata={"wikisum.table": "articles", "wikisum.format": str(FORMAT_VERSION)})
 

