@@ -26,7 +26,7 @@ REASONS = (COOKIE, SHARE, READ_MORE, CALL_TO_ACTION, BYLINE, NAVIGATION)
 
 # Lines longer than these many words are prose whatever they start with: the rules only judge
 # what could be a button, a label or a one-line notice.
-_MAX_WORDS = {COOKIE: 80, SHARE: 12, READ_MORE: 16, CALL_TO_ACTION: 25, BYLINE: 12,
+_MAX_WORDS = {COOKIE: 50, SHARE: 12, READ_MORE: 16, CALL_TO_ACTION: 25, BYLINE: 12,
               NAVIGATION: 12}
 
 
@@ -39,6 +39,11 @@ def _alternatives(*phrases: str) -> str:
 _DECORATION = " \t>»›<«‹*•·|-–—_=~+#:()[]"
 
 _COOKIE_WORD = re.compile(r"\bcookies?\b|\bciasteczk|\bgdpr\b|\bdsgvo\b")
+# A notice speaks of the site or to the reader; prose about cookies (a court ruling) does not.
+_NOTICE_SUBJECT = re.compile(
+    r"\b(?:we|our|you|your|this (?:web)?site|wir|unsere?|diese (?:web)?seite|diese website"
+    r"|nous|notre|vous|ce site|usamos|utilizamos|nuestro|este sitio|utilizziamo|questo sito"
+    r"|wij|onze|używamy|nasz\w*)\b")
 _CONSENT = re.compile(
     r"\b(?:use|uses|using|accept|consent|agree|settings|preferences|privacy|verwende\w*|nutz\w*"
     r"|akzeptier\w*|zustimm\w*|einverstanden|einstellungen|datenschutz\w*|utilis\w*|accept\w*"
@@ -54,11 +59,11 @@ _SOCIAL = frozenset("""
 """.split())
 _SHARE_START = re.compile(
     r"^(?:" + _alternatives(
-        "share this", "share on", "share via", "share article", "share the article", "share",
+        "share this", "share on", "share via", "share article", "share the article",
         "teilen auf", "teilen per", "jetzt teilen", "artikel teilen", "beitrag teilen",
-        "seite teilen", "teilen", "partager sur", "partager", "compartir en", "compartir",
-        "condividi su", "condividi", "delen op", "delen", "udostępnij", "compartilhe",
-        "compartilhar", "tweet this", "pin it") + r")\b")
+        "seite teilen", "partager sur", "partager cet article", "compartir en",
+        "compartir en redes", "condividi su", "delen op", "udostępnij na", "compartilhe no",
+        "tweet this", "pin it") + r")\b")
 
 _READ_MORE = re.compile(
     r"^(?:" + _alternatives(
@@ -89,43 +94,68 @@ _READ_MORE = re.compile(
         "artículos relacionados", "más sobre", "pour lire la suite", "lire plus",
         "articles similaires", "articoli correlati", "potrebbe interessarti",
         "artigos relacionados", "notícias relacionadas", "gerelateerde artikelen",
-        "powiązane artykuły", "polecane") + r")\b"
+        "powiązane artykuły", "polecane") + r")(?:\s*[:»›>|…]|\.\.\.|$)"
     # A one-word "see:" or "read:" before another article's title.
     r"|^(?:lea|lee|lees|mire|mira|véase|siehe|see|voir|zobacz|czytaj|leggi|leia|veja)\s*:")
 
-_CALL_TO_ACTION = re.compile(
-    r"\b(?:" + _alternatives(
-        "sign up", "sign in", "log in", "login", "subscribe", "subscription",
-        r"\w*newsletter\w*",
-        "register now", "create an account", "leave a comment", "leave a reply",
-        "add a comment", "no comments", "comments are closed", "post a comment",
-        "support us", "donate", "advertisement", "sponsored", "abonnieren", "abonniere",
-        "abonnement", "abo", "anmelden", "registrieren", "einloggen", "eingeloggt",
-        "kommentar schreiben", "kommentare schreiben", "kommentar verfassen",
-        "keine kommentare", "schreibe einen kommentar", "hinterlasse einen kommentar",
-        "jetzt spenden", "unterstütze", "unterstützen sie", "anzeige", "werbung",
-        "gesponsert", "s'abonner", "abonnez-vous", "inscrivez-vous", "publicité",
-        "suscríbete", "suscribirse", "regístrate", "hazte miembro", "publicidad",
-        "iscriviti", "abbonati", "pubblicità", "abonneer", "inschrijven", "advertentie",
-        "zapisz się", "zaloguj", "subskrybuj", "wesprzyj", "reklama", "assine",
-        "inscreva-se", "publicidade") + r")\b")
+_DATE_LABELS = (
+    "updated", "last updated", "last modified", "published", "posted", "posted on",
+    "aktualisiert", "aktualisiert am", "zuletzt aktualisiert", "veröffentlicht",
+    "veröffentlicht am", "erschienen am", "stand", "letzte änderung", "erstellt am",
+    "publié", "publié le", "mis à jour", "mis à jour le", "publicado", "actualizado",
+    "pubblicato", "aggiornato", "gepubliceerd", "bijgewerkt", "opublikowano",
+    "zaktualizowano", "atualizado")
+_DATE = (r"(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}"
+         r"|\d{1,2}\.?\s+[^\W\d_]+\.?\s+\d{4}|[^\W\d_]+\.?\s+\d{1,2},?\s+\d{4})")
+_DATED = re.compile(
+    r"^(?:" + _alternatives(*_DATE_LABELS, "erstellt von \\S+ am") + r")\s+"
+    r"(?:(?:am|on|le|el|il|op|em|dnia)\s+)?(?:[^\W\d_]+,?\s+)?" + _DATE)
 
-_BYLINE_WORD = re.compile(
+# Calls to action: a label that is the whole line ("Anzeige"), a line that opens with an
+# imperative or a prompt ("Subscribe now ...", "Jetzt spenden"), or, anywhere in a short line,
+# a phrase that only a prompt uses ("... sign up to our newsletter ...").
+_ACTION_LABEL = re.compile(
+    r"^(?:" + _alternatives(
+        "advertisement", "sponsored", "sponsored content", "anzeige", "werbung", "gesponsert",
+        "publicité", "publicidad", "pubblicità", "advertentie", "reklama", "publicidade",
+        "newsletter", "abo", "login", "log in", "sign in", "sign up", "register", "subscribe",
+        "anmelden", "registrieren", "abonnieren", "no comments", "keine kommentare") + r")$")
+_ACTION_START = re.compile(
+    r"^(?:" + _alternatives(
+        "sign up", "sign in", "log in", "subscribe now", "subscribe to", "subscribe for",
+        "register now", "create an account", "leave a comment", "leave a reply",
+        "add a comment", "post a comment", "comments are closed", "support us",
+        "donate now", "never miss", "get our", "get the latest", "jetzt abonnieren",
+        "jetzt anmelden", "jetzt registrieren", "jetzt spenden", "jetzt bestellen",
+        "newsletter abonnieren", "melden sie sich", "registrieren sie sich",
+        "schreibe einen kommentar", "hinterlasse einen kommentar", "kommentar schreiben",
+        "unterstütze", "unterstützen sie", "abonnez-vous", "inscrivez-vous",
+        "s'abonner", "suscríbete", "regístrate", "hazte miembro", "iscriviti",
+        "abbonati", "abonneer", "zapisz się", "zaloguj się", "subskrybuj", "wesprzyj",
+        "assine", "inscreva-se", "du musst eingeloggt", "sie müssen eingeloggt",
+        "you must be logged in") + r")\b")
+_ACTION_ANYWHERE = re.compile(
+    r"\b(?:" + _alternatives(
+        "our newsletter", "unseren newsletter", "unserem newsletter", "unseres newsletters",
+        "zum newsletter", "notre newsletter", "nuestro newsletter", "la nostra newsletter",
+        "sign up for", "sign up to", "subscribe to our", "subscribe now",
+        "eingeloggt sein", "um kommentare zu schreiben", "comments are closed",
+        "leave a comment", "support our journalism", "unterstützen sie unsere",
+        "for the full story") + r")\b")
+
+# Author, date, credit and contact lines: a label and a colon ("Foto: dpa", "Kontakt:"), or a
+# date label and a date ("Aktualisiert am 17.01.2021", "Updated 3 May 2020").
+_BYLINE_LABEL = re.compile(
     r"^(?:" + _alternatives(
         "written by", "posted by", "published by", "geschrieben von", "verfasst von",
         "autor", "autorin", "author", "redakteur", "redakteurin", "redaktion", "text",
         "foto", "fotos", "photo", "photos", "bild", "bilder", "bildquelle", "image", "images",
-        "picture", "quelle", "source", "credit", "credits", "copyright", "fot", "zdjęcie",
+        "picture", "quelle", "source", "credit", "credits", "copyright", "zdjęcie",
         "zdjęcia", "źródło", "crédit", "crédits", "crédito", "fuente", "fonte", "auteur",
-        "updated", "last updated", "last modified", "published", "posted", "posted on",
-        "aktualisiert", "aktualisiert am", "zuletzt aktualisiert", "veröffentlicht",
-        "veröffentlicht am", "erschienen am", "stand", "publié", "publié le", "mis à jour",
-        "publicado", "actualizado", "pubblicato", "aggiornato", "gepubliceerd",
-        "bijgewerkt", "opublikowano", "zaktualizowano", "atualizado", "titelbild",
-        "bildnachweis", "letzte änderung", "erstellt von", "erstellt am", "release date",
-        "news date", "date", "datum", "kontakt", "pressekontakt", "contact", "telefon",
-        "tel", "fax", "e-mail", "email", "ansprechpartner", "ansprechpartnerin",
-        "pressesprecher", "pressesprecherin") + r")\b")
+        "titelbild", "bildnachweis", "release date", "news date", "date", "datum",
+        "kontakt", "pressekontakt", "contact", "telefon", "tel", "tel.", "fax", "e-mail",
+        "email", "ansprechpartner", "ansprechpartnerin", "pressesprecher",
+        "pressesprecherin", *_DATE_LABELS) + r")\s*:")
 # "Fot. Name / Agency", the Polish photo credit, has neither colon nor digit.
 _FOT = re.compile(r"^fot\.\s")
 # Reading-time notes ("5 min read", "Lesezeit: 3 Minuten").
@@ -133,7 +163,8 @@ _READING_TIME = re.compile(
     r"\bmin(?:ute)?s? read\b|\blesezeit\b|\blesedauer\b|\btemps de lecture\b"
     r"|\btiempo de lectura\b|\btempo di lettura\b|\bleestijd\b|\bczas czytania\b"
     r"|\bprzeczytasz w\b|\btempo de leitura\b")
-_BY_NAME = re.compile(r"^(?i:by|von|par|por|di|door|przez|de)\s+(?:[A-ZÀ-ÖØ-Þ][\w.'’-]*\s*){1,4}$")
+_BY_NAME = re.compile(r"^(?i:by|von|par|por|przez)\s+(?:[A-ZÀ-ÖØ-Þ][\w.'’-]*\s*){2,4}$")
+_COPYRIGHT = re.compile(r"^(?:©|\(c\)|copyright\s*(?:©|\(c\)|\d{4}|:))")
 _RIGHTS = re.compile(
     r"all rights reserved|alle rechte vorbehalten|tous droits réservés"
     r"|todos los derechos reservados|tutti i diritti riservati|alle rechten voorbehouden"
@@ -165,6 +196,12 @@ _FOOTER = frozenset("""
     política de privacidad privacidad términos condiciones polityka prywatności regulamin
     privacybeleid voorwaarden informativa
 """.split())
+# A footer line names at least one of these ("Privacy policy Terms"), not just "About" or "Use".
+_FOOTER_NAMES = frozenset("""
+    privacy imprint impressum datenschutz datenschutzerklärung agb nutzungsbedingungen
+    sitemap disclaimer haftungsausschluss confidentialité cgu privacidad regulamin
+    privacybeleid terms cookies
+""".split())
 _LABEL_LIST = re.compile(
     r"^(?:" + _alternatives(
         "tags", "tag", "schlagwörter", "schlagworte", "stichwörter", "kategorie",
@@ -192,29 +229,34 @@ def boilerplate_reason(line: str) -> str | None:
     """
     text = line.strip(_DECORATION)
     lowered = text.lower()
+    # The line with its decoration stripped but a final colon kept ("Kontakt:").
+    labelled = line.strip(_DECORATION.replace(":", "")).lower()
     tokens = _WORD.findall(lowered)
     n = len(tokens)
     if not n:
         return None
-    if n <= _MAX_WORDS[COOKIE] and _COOKIE_WORD.search(lowered) and _CONSENT.search(lowered):
+    if n <= _MAX_WORDS[COOKIE] and _COOKIE_WORD.search(lowered) \
+            and _CONSENT.search(lowered) and _NOTICE_SUBJECT.search(lowered):
         return COOKIE
-    if n <= _MAX_WORDS[SHARE] and (all(t in _SOCIAL for t in tokens) and n >= 1
+    if n <= _MAX_WORDS[SHARE] and (all(t in _SOCIAL for t in tokens)
                                    and any(t in _SOCIAL_NAMES for t in tokens)
                                    or _SHARE_START.match(lowered)):
         return SHARE
     if n <= _MAX_WORDS[READ_MORE] and _READ_MORE.match(lowered):
         return READ_MORE
-    if n <= _MAX_WORDS[CALL_TO_ACTION] and _CALL_TO_ACTION.search(lowered):
+    if n <= _MAX_WORDS[CALL_TO_ACTION] and (_ACTION_LABEL.match(lowered)
+                                            or _ACTION_START.match(lowered)
+                                            or _ACTION_ANYWHERE.search(lowered)):
         return CALL_TO_ACTION
     if n <= _MAX_WORDS[BYLINE] and (
-            _BYLINE_WORD.match(lowered) and (":" in line or any(c.isdigit() for c in text))
-            or _FOT.match(lowered) or _READING_TIME.search(lowered)
-            or _BY_NAME.match(text) or lowered.startswith(("©", "(c)", "copyright"))
-            or _RIGHTS.search(lowered)):
+            _BYLINE_LABEL.match(labelled) or _DATED.match(lowered) or _FOT.match(lowered)
+            or _READING_TIME.search(lowered) or _BY_NAME.match(text)
+            or _COPYRIGHT.match(lowered) or _RIGHTS.search(lowered)):
         return BYLINE
     if n <= _MAX_WORDS[NAVIGATION] and (_NAVIGATION_LINE.match(" ".join(tokens))
                                         or _LABEL_LIST.match(lowered)
-                                        or all(t in _FOOTER for t in tokens)):
+                                        or all(t in _FOOTER for t in tokens)
+                                        and any(t in _FOOTER_NAMES for t in tokens)):
         return NAVIGATION
     # Two short items between bars ("Home | News"), or three between any separators
     # ("Home » News » Sport"; two would catch "Berlin / Hamburg").

@@ -27,7 +27,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from urllib.parse import urljoin
 
 import apache_beam as beam
@@ -35,7 +35,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
-from wikisum.pipeline import beamio, schemas, shards
+from wikisum.pipeline import beamio, language, schemas, shards
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.beamio import (
     DEAD,
@@ -102,9 +102,13 @@ class IngestConfig:
     num_shards: int = DEFAULT_SHARDS
     lang: str = "en"
     clean: CleanConfig = CleanConfig()
-    attach: AttachConfig = AttachConfig(lang="en")  # lang: the dump's language, as `lang`
+    attach: AttachConfig = AttachConfig()  # article_lang unset: the dump's `lang`
     max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES  # a longer dump page is a dead letter
     buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
+
+    def __post_init__(self) -> None:
+        if self.attach.article_lang is None:  # the articles are in the dump's language
+            object.__setattr__(self, "attach", replace(self.attach, article_lang=self.lang))
 
 
 # ------------------------------------------------------------------------------------------
@@ -287,6 +291,11 @@ class ReadAndCleanRecords(Tallying):
 
     def __init__(self, config: CleanConfig):
         self.config = config
+
+    def setup(self):
+        # Load the language model here, so that a worker without it fails at once rather
+        # than turning every record into an error dead letter.
+        language.load()
 
     def process(self, path: str):
         self.count(FILES, IN)

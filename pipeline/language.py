@@ -150,3 +150,14 @@ def is_wrong_language(found: Language, wanted: str, *,
     if want not in _known:
         return False
     return _language_group(found.code) != want
+
+
+def load() -> None:
+    """Loads the model now (once per process); raises if py3langid is missing or too old."""
+    _get_identifier()
+
+
+def is_known(code: str) -> bool:
+    """Whether the model can answer `code` (a code or tag, as `is_wrong_language` takes it)."""
+    _get_identifier()
+    return _language_group(code) in _known

@@ -158,9 +158,11 @@ class AttachConfig:
         clone_threshold: A reference recalling more than this share of the lead's words is a
             clone (paper, section 2.1).
         clone_measure: ``unigram`` (the paper's: all the lead's distinct words) or ``content``
-            (function words of ``lang`` left out; `wikisum.pipeline.clones`).
-        lang: The article's language: a reference identified with confidence as another
-            language is dropped as ``wrong_language``; "" or "any" keeps every language.
+            (function words of ``article_lang`` left out; `wikisum.pipeline.clones`).
+        article_lang: The article's language (the lead's function words); None: unknown.
+        lang: The language references must be in: one identified with confidence as another
+            is dropped as ``wrong_language``; None means ``article_lang``; "" or "any" keeps
+            every language.
         min_language_confidence: The least confidence of that identification.
         dedup: The rule for paragraphs repeated across the article's references (the first by
             citation order is kept); None keeps repeats.
@@ -168,7 +170,8 @@ class AttachConfig:
 
     clone_threshold: float = DEFAULT_CLONE_THRESHOLD
     clone_measure: str = DEFAULT_CLONE_MEASURE
-    lang: str = ""
+    article_lang: str | None = None
+    lang: str | None = None
     min_language_confidence: float = DEFAULT_MIN_CONFIDENCE
     dedup: DedupConfig | None = DedupConfig()
 
@@ -197,18 +200,19 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
         entry[link.source] = link.rank if current is None else min(current, link.rank)
     kept, dropped = [], []
     big = 1 << 30
-    lead_lang = config.lang if config.lang not in ("", "any") else None
+    wanted = (config.article_lang or "") if config.lang is None else config.lang
     for url, entry in by_url.items():
         ref = entry["ref"]
         if is_self_page(url, article.title):
             dropped.append((url, "self", ""))
             continue
-        if is_wrong_language(Language(ref.language, ref.language_confidence), config.lang,
+        if is_wrong_language(Language(ref.language, ref.language_confidence), wanted,
                              min_confidence=config.min_language_confidence):
             dropped.append((url, "wrong_language",
                             f"{ref.language} {ref.language_confidence:.2f}"))
             continue
-        recall = clone_recall(article.lead, ref.text(), config.clone_measure, lead_lang)
+        recall = clone_recall(article.lead, ref.text(), config.clone_measure,
+                              config.article_lang)
         if recall > config.clone_threshold:
             dropped.append((url, "clone", f"{config.clone_measure} lead recall {recall:.3f}"))
             continue

@@ -8,7 +8,7 @@ import sys
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from wikisum.pipeline import beamio, ingest, shards
+from wikisum.pipeline import beamio, ingest, language, shards
 from wikisum.pipeline.clones import CLONE_MEASURES
 from wikisum.pipeline.dedup import DedupConfig
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
@@ -135,6 +135,14 @@ def empty(summary: dict, command: str, allow_empty: bool) -> bool:
 def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
     if not 0.0 <= args.clone_threshold <= 1.0:
         raise SystemExit("wikisum ingest: --clone-threshold must be between 0 and 1")
+    if args.reference_lang not in (None, "", "any") and not language.is_known(
+            args.reference_lang):
+        raise SystemExit(f"wikisum ingest: --reference-lang {args.reference_lang!r} is not a "
+                         "language the identifier knows (an ISO 639-1 code such as en, de, "
+                         "pl; 'any' keeps every language)")
+    if args.dedup != "near" and args.near_duplicate_threshold != DedupConfig.threshold:
+        print("wikisum ingest: warning: --near-duplicate-threshold has no effect with "
+              f"--dedup {args.dedup}", file=sys.stderr)
     if args.num_shards < 1:
         raise SystemExit("wikisum ingest: --num-shards must be at least 1")
     return ingest.IngestConfig(
@@ -143,7 +151,7 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
         attach=AttachConfig(
             clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
-            lang=args.lang if args.reference_lang is None else args.reference_lang,
+            article_lang=args.lang, lang=args.reference_lang,
             dedup=None if args.dedup == "off" else DedupConfig(
                 threshold=args.near_duplicate_threshold, near=args.dedup == "near")),
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,

@@ -137,7 +137,7 @@ def test_attach_drops_references_in_another_language():
              (Link(1, "citation", 2), _ref("http://unsure.example/", "Mill.",
                                             language="nl", confidence=0.6)),
              (Link(1, "citation", 3), _ref("http://short.example/", "1801"))]
-    kept, dropped, _ = attach(_article(), found, AttachConfig(lang="en"))
+    kept, dropped, _ = attach(_article(), found, AttachConfig(article_lang="en"))
     assert [a.url for a in kept] == ["http://en.example/", "http://unsure.example/",
                                      "http://short.example/"]
     assert dropped == [("http://de.example/", "wrong_language", "de 0.99")]
@@ -151,8 +151,10 @@ def test_clone_measure_content_ignores_function_words():
     page = ("It is said that the best of all of them was in the town, and it was there by the "
             "time they came on the first day of the year. " * 3)
     found = [(Link(1, "citation", 0), _ref("http://page.example/", page))]
-    unigram = attach(_article(lead), found, AttachConfig(clone_measure="unigram", lang="en"))
-    content = attach(_article(lead), found, AttachConfig(clone_measure="content", lang="en"))
+    unigram = attach(_article(lead), found,
+                     AttachConfig(clone_measure="unigram", article_lang="en"))
+    content = attach(_article(lead), found,
+                     AttachConfig(clone_measure="content", article_lang="en"))
     assert [r for _, r, _ in unigram.dropped] == ["clone"]
     assert [a.url for a in content.kept] == ["http://page.example/"]
     mirror = [(Link(1, "citation", 0), _ref("http://mirror.example/", lead, "More text."))]

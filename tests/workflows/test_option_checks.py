@@ -78,3 +78,11 @@ def test_an_input_that_is_a_directory_is_refused(tmp_path, sample_corpus):
     with pytest.raises(SystemExit, match="--warc: no input file matches"):
         cli.main(["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
                   "--warc", str(sample / "nope-*.warc.gz"), "--out", str(tmp_path / "o")])
+
+
+def test_an_unknown_reference_language_is_refused(tmp_path, sample_corpus):
+    sample, _ = sample_corpus
+    argv = ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+            "--out", str(tmp_path / "out"), "--reference-lang", "german"]
+    with pytest.raises(SystemExit, match="--reference-lang 'german' is not a language"):
+        cli.main(argv)
