@@ -53,7 +53,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import random
 import sys
 import time
@@ -70,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import options  # noqa: E402
-from machine import command_line, cpu_model, write_results  # noqa: E402
+from machine import command_line, describe, write_results  # noqa: E402
 
 from wikisum.pipeline import dedup  # noqa: E402
 from wikisum.pipeline.text import sentences, words  # noqa: E402
@@ -557,10 +556,8 @@ def machine_info() -> dict:
     import datasketch
     import numpy
 
-    return {"cpu": cpu_model(), "cpus": os.cpu_count(),
-            "python": platform.python_version(), "platform": platform.platform(),
-            "numpy": numpy.__version__, "datasketch": datasketch.__version__,
-            "loadavg_start": list(os.getloadavg())}
+    return {**describe(), "cpus": os.cpu_count(), "numpy": numpy.__version__,
+            "datasketch": datasketch.__version__, "loadavg_start": list(os.getloadavg())}
 
 
 def main(argv: list[str] | None = None) -> int:

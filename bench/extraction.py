@@ -48,7 +48,6 @@ import argparse
 import gzip
 import json
 import os
-import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -124,23 +123,19 @@ def prf(counts: list[float]) -> dict[str, float]:
 
 # --- The previous filter (the baseline) ---------------------------------------------------------
 
-_PREV_SENTENCE_END = re.compile(r"[.!?…。！？](?=[\s\"'”’»)\]]|$)")
-_PREV_MENU = frozenset("|•·»«›‹>¦")
-
-
 def previous_drop_reason(paragraph: str) -> str | None:
-    """The paragraph rules ingest used before the rework, verbatim in effect."""
+    """The paragraph rules ingest used before the rework: no letters, under 5 words, and
+    webtext's no-sentence rule (which it still applies to plain text) for every paragraph."""
+    from wikisum.pipeline import webtext
+
     if not any(ch.isalpha() for ch in paragraph):
         return "no_letters"
     n_words = len(_tokens(paragraph))
     if n_words < 5:
         return "too_few_words"
-    if _PREV_SENTENCE_END.search(paragraph) is None:
-        if n_words < 15 or any(ch in _PREV_MENU for ch in paragraph):
-            return "no_sentence"
-        alphabetic = [t for t in paragraph.split() if t[0].isalpha()]
-        if sum(1 for t in alphabetic if t[0].isupper()) > 0.5 * len(alphabetic):
-            return "no_sentence"
+    if webtext._SENTENCE_END.search(paragraph) is None \
+            and webtext._looks_like_non_prose(paragraph, n_words):
+        return "no_sentence"
     return None
 
 

@@ -57,6 +57,12 @@ _SOCIAL = frozenset("""
     diesen dieser den the link kopieren copy partager compartir condividi delen udostępnij
     compartilhar imprimer imprimir stampa afdrukken drukuj wyślij senden send
 """.split())
+# A share bar names at least one network or share verb; "on", "it" alone are not a share bar.
+_SOCIAL_NAMES = frozenset("""
+    facebook twitter linkedin xing whatsapp pinterest instagram telegram reddit tumblr flipboard
+    mastodon bluesky messenger share teilen tweet partager compartir condividi delen
+    udostępnij compartilhar email
+""".split())
 _SHARE_START = re.compile(
     r"^(?:" + _alternatives(
         "share this", "share on", "share via", "share article", "share the article",
@@ -265,11 +271,3 @@ def boilerplate_reason(line: str) -> str | None:
             and all(len(_WORD.findall(item)) <= _MAX_ITEM_WORDS for item in items):
         return NAVIGATION
     return None
-
-
-# A share bar names at least one network or share verb; "on", "it" alone are not a share bar.
-_SOCIAL_NAMES = frozenset("""
-    facebook twitter linkedin xing whatsapp pinterest instagram telegram reddit tumblr flipboard
-    mastodon bluesky messenger share teilen tweet partager compartir condividi delen
-    udostępnij compartilhar email
-""".split())

@@ -371,12 +371,11 @@ def paragraph_drop_reason(paragraph: str, *, min_words: int = DEFAULT_MIN_WORDS,
     reason = boilerplate_reason(paragraph)
     if reason is not None:
         return reason
-    if not main_text:
-        min_words = max(min_words, PLAIN_TEXT_MIN_WORDS)
-    if min_words > 1:
-        n_words = len(words(paragraph))
-        if n_words < min_words:
-            return "too_few_words"
+    if main_text and min_words <= 1:
+        return None
+    n_words = len(words(paragraph))
+    if n_words < (min_words if main_text else max(min_words, PLAIN_TEXT_MIN_WORDS)):
+        return "too_few_words"
     if not main_text and _SENTENCE_END.search(paragraph) is None \
             and _looks_like_non_prose(paragraph, n_words):
         return "no_sentence"
