@@ -42,6 +42,11 @@ SHAPES = {
 SHAPE_NAME = "base"
 SHAPE = SHAPES[SHAPE_NAME]
 CHECKPOINT_LAYERS = False
+LOSS_ON = "all"  # decoder-only loss: "all" (the paper's language model) or "target"
+# Children's malloc: with a fixed mmap threshold every large block goes back to the system when
+# freed, so the peak resident memory is that of the live tensors, not of heap holes.
+FREED_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072"}
+RETURN_FREED = False
 TARGET_TOKENS = 200  # of the L positions of a step, the lead's; the rest is the source
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 
@@ -82,7 +87,7 @@ def build(name: str, **overrides):
         kinds = dmca_kinds(shape["n_layers"])
     else:
         kinds = ["full"] * shape["n_layers"]
-    return models.build(name, preset="base", layer_kinds=kinds, **shape)
+    return models.build(name, preset="base", layer_kinds=kinds, loss_on=LOSS_ON, **shape)
 
 
 def training_batch(length: int, vocab_size: int, device=None):
@@ -112,16 +117,18 @@ def child_step(name: str, length: int, threads: int, checkpoint_layers: bool = F
     model(batch).loss.backward()
     seconds = time.perf_counter() - start
     return {"model": name, "length": length, "checkpoint_layers": checkpoint_layers,
+            "loss_on": LOSS_ON, "return_freed": "MALLOC_MMAP_THRESHOLD_" in os.environ,
             "seconds": round(seconds, 3),
             "step_peak_mb": round(rss_mb() - base, 1), "tokens_per_s": round(length / seconds)}
 
 
 def run_child(name: str, length: int, threads: int, timeout: float) -> dict:
     cmd = [sys.executable, __file__, "--child", name, str(length), "--threads", str(threads),
-           "--shape", SHAPE_NAME] + (["--checkpoint-layers"] if CHECKPOINT_LAYERS else [])
+           "--shape", SHAPE_NAME, "--loss-on", LOSS_ON] + (
+               ["--checkpoint-layers"] if CHECKPOINT_LAYERS else [])
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(FREED_ENV if RETURN_FREED else {})}
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"model": name, "length": length, "error": f"over {timeout:.0f} s"}
     if proc.returncode != 0:
@@ -308,14 +315,26 @@ def main(argv=None) -> int:
                         "decoding figures)")
     p.add_argument("--checkpoint-layers", action="store_true",
                    help="train with activation checkpointing per layer")
+    p.add_argument("--loss-on", choices=("all", "target"), default="all",
+                   help="positions the loss covers: all (the paper's language-model loss, "
+                        "default) or the target only, so the output layer runs on the "
+                        "target's positions alone")
+    p.add_argument("--return-freed-memory", action="store_true",
+                   help="children free large blocks back to the system (glibc "
+                        "MALLOC_MMAP_THRESHOLD_=131072), so that the peak is that of live "
+                        "tensors, not of the heap's holes")
+    p.add_argument("--longest", default=None, metavar="MODEL,...",
+                   help="only the longest-L search under --budget-mb for these models "
+                        "(t-d, t-dmca, t-d-materialized)")
     p.add_argument("--beam-decode", type=int, default=None, metavar="PREFIX",
                    help="only cached beam-search (beam 4, 64 tokens) after a PREFIX-token input")
     from bench import options
 
     args = options.parse(p, argv)
-    global SHAPE, SHAPE_NAME, CHECKPOINT_LAYERS
+    global SHAPE, SHAPE_NAME, CHECKPOINT_LAYERS, LOSS_ON, RETURN_FREED
     SHAPE_NAME, SHAPE = args.shape, SHAPES[args.shape]
-    CHECKPOINT_LAYERS = args.checkpoint_layers
+    CHECKPOINT_LAYERS, LOSS_ON = args.checkpoint_layers, args.loss_on
+    RETURN_FREED = args.return_freed_memory
     if args.child:
         print(json.dumps(child_step(args.child[0], int(args.child[1]), args.threads,
                                     args.checkpoint_layers)))
@@ -333,6 +352,13 @@ def main(argv=None) -> int:
     elif args.gpu:
         results["gpu"] = gpu_figures()
         print(json.dumps(results["gpu"], indent=1))
+    elif args.longest:
+        results["longest"] = []
+        for name in args.longest.split(","):
+            r = longest_fitting(name, args.budget_mb, args.threads, args.timeout)
+            results["longest"].append(r)
+            print(f"longest L in {args.budget_mb:.0f} MiB: {name} {r['longest']}"
+                  + (" (search limit)" if r.get("capped_at_limit") else ""), flush=True)
     elif args.lengths:
         results["steps"] = []
         for length in (int(x) for x in args.lengths.split(",")):

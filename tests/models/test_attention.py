@@ -229,6 +229,16 @@ def grads_of(fn, *tensors: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tenso
                           for leaf in leaves]
 
 
+def assert_same_values_and_grads(attend, reference, qkv, *args) -> None:
+    """``attend(q, k, v, *args)`` equals ``reference(q, k, v, *args)`` in its output and in the
+    gradients of q, k and v."""
+    got, got_grads = grads_of(lambda a, b, c: attend(a, b, c, *args), *qkv)
+    want, want_grads = grads_of(lambda a, b, c: reference(a, b, c, *args), *qkv)
+    torch.testing.assert_close(got, want)
+    for mine, theirs in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(mine, theirs)
+
+
 @pytest.mark.parametrize("kernel,stride", [(3, 3), (2, 3), (5, 3), (7, 3), (4, 2), (1, 1)])
 @pytest.mark.parametrize("length", FUSED_LENGTHS)
 def test_fused_compressed_attention_equals_the_masked_reference(length, kernel, stride):
@@ -252,13 +262,8 @@ def test_fused_compressed_attention_equals_the_masked_reference(length, kernel, 
 def test_fused_local_attention_equals_the_masked_one(length, block_size, previous_block):
     torch.manual_seed(length)
     q, k, v = (torch.randn(1, 2, length, 4, dtype=torch.float64) for _ in range(3))
-    fused, fused_grads = grads_of(lambda a, b, c: attention.local_attention_fused(
-        a, b, c, block_size, previous_block), q, k, v)
-    ref, ref_grads = grads_of(lambda a, b, c: attention.local_attention(
-        a, b, c, block_size, previous_block), q, k, v)
-    torch.testing.assert_close(fused, ref)
-    for got, want in zip(fused_grads, ref_grads, strict=True):
-        torch.testing.assert_close(got, want)
+    assert_same_values_and_grads(attention.local_attention_fused, attention.local_attention,
+                                 (q, k, v), block_size, previous_block)
 
 
 @pytest.mark.parametrize("offset", [-3, -1, 0, 1, 2, 5])
@@ -291,3 +296,81 @@ def test_fused_compressed_attention_is_causal(length):
     y2 = attention.compressed_attention(q2, ks2, vs2, 3, 3)
     torch.testing.assert_close(y2[:, :, :t], y[:, :, :t])
     assert not torch.allclose(y2[:, :, -1], y[:, :, -1])
+
+
+# The CPU flash-kernel attention (what a CPU training step runs): the same values and
+# gradients as the reference constructions, at awkward lengths and across query chunks.
+
+
+def test_the_cpu_kernel_path_is_taken_without_dropout_only():
+    q = torch.zeros(1, 1, 4, 4)
+    assert attention.use_flash_cpu(q, 0.0)
+    assert not attention.use_flash_cpu(q, 0.1)
+
+
+@pytest.mark.parametrize("chunk_rows", [attention.LOCAL_CHUNK_ROWS, 8])
+@pytest.mark.parametrize("previous_block", [True, False])
+@pytest.mark.parametrize("block_size", [4, 7, 256])
+@pytest.mark.parametrize("length", FUSED_LENGTHS)
+def test_cpu_local_attention_equals_the_masked_one(length, block_size, previous_block,
+                                                   chunk_rows, monkeypatch):
+    monkeypatch.setattr(attention, "LOCAL_CHUNK_ROWS", chunk_rows)  # 8: 1 or 2 blocks a call
+    torch.manual_seed(length)
+    q, k, v = (torch.randn(2, 2, length, 4, dtype=torch.float64) for _ in range(3))
+    assert_same_values_and_grads(attention.local_attention_cpu, attention.local_attention,
+                                 (q, k, v), block_size, previous_block)
+
+
+def layer_grads(module: CausalSelfAttention, x: torch.Tensor, cpu_kernel: bool, monkeypatch):
+    """Output and gradients (input and every parameter) of one layer, through the CPU kernel
+    path or the reference path."""
+    if not cpu_kernel:
+        monkeypatch.setattr(attention, "use_flash_cpu", lambda q, p: False)
+    x = x.detach().clone().requires_grad_(True)
+    y, _ = module(x)
+    weights = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).view_as(y)
+    inputs = [x, *module.parameters()]
+    grads = torch.autograd.grad((y * weights).sum(), inputs, allow_unused=True)
+    monkeypatch.undo()
+    return y.detach(), [torch.zeros_like(t) if g is None else g for t, g in zip(inputs, grads,
+                                                                                 strict=True)]
+
+
+@pytest.mark.parametrize("kernel,stride", [(3, 3), (2, 3), (5, 3), (7, 3), (4, 2), (1, 1)])
+@pytest.mark.parametrize("length", FUSED_LENGTHS)
+def test_cpu_compressed_layer_equals_the_reference_path(length, kernel, stride, monkeypatch):
+    """Slots recomputed in the backward pass: the convolutions' and null slots' gradients too."""
+    torch.manual_seed(length)
+    module = CausalSelfAttention(8, 2, "compressed", compress_kernel=kernel,
+                                 compress_stride=stride).double()
+    x = torch.randn(2, length, 8, dtype=torch.float64)
+    got, got_grads = layer_grads(module, x, True, monkeypatch)
+    ref, ref_grads = layer_grads(module, x, False, monkeypatch)
+    torch.testing.assert_close(got, ref)
+    for mine, want in zip(got_grads, ref_grads, strict=True):
+        torch.testing.assert_close(mine, want)
+
+
+@pytest.mark.parametrize("kind", ["local", "compressed"])
+def test_cpu_kernel_layers_keep_no_more_than_full_attention(kind):
+    """What the backward pass keeps (tensor storage saved by autograd, parameters aside) is
+    no more than a full-attention layer keeps: the projection's output, the layer input, the
+    output and its log-sum-exp (at a length of whole blocks and strides: otherwise the output
+    holds the padding of the last one)."""
+
+    def saved_bytes(module: CausalSelfAttention) -> int:
+        storages = {}
+
+        def pack(t):
+            storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+            return t
+
+        params = {p.untyped_storage().data_ptr() for p in module.parameters()}
+        x = torch.randn(1, 960, 64, requires_grad=True)  # 15 blocks of 64, 320 strides
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            module(x)
+        return sum(n for ptr, n in storages.items() if ptr not in params)
+
+    torch.manual_seed(0)
+    full = saved_bytes(CausalSelfAttention(64, 4, "full", block_size=64))
+    assert saved_bytes(CausalSelfAttention(64, 4, kind, block_size=64)) <= full
