@@ -13,6 +13,8 @@ The public API, for use from Python (the ``wikisum`` command covers the same gro
     order = ranker.rank("Bodmin", paragraphs)
     model = wikisum.build_model("t-dmca", preset="tiny", vocab_size=4000)
     loaded = wikisum.load_model("runs/t-dmca")                    # model + configs + tokenizer
+    wikisum.export_model("runs/t-dmca", "exports/t-dmca")        # safetensors + config + tokenizer
+    text = wikisum.summarize("exports/t-dmca", pages, title="Bodmin")   # rank, decode, detokenise
     summary = wikisum.train(wikisum.TrainConfig(model="t-dmca", data="build/data", out="run"))
 
 The sub-packages are ``wikisum.pipeline`` (stage one: Beam jobs and the pure functions they
@@ -44,6 +46,10 @@ MODELS         wikisum.models:NAMES
 TrainConfig    wikisum.models.config:TrainConfig
 train          wikisum.models.training:train
 beam_search    wikisum.models.decoding:beam_search
+DecodeOptions  wikisum.models.decoding:DecodeOptions
+summarize      wikisum.models:summarize
+load_bundle    wikisum.models:load_bundle
+export_model   wikisum.models:export_model
 evaluate       wikisum.models.evaluation:summarize
 """
 _API = {name: tuple(target.split(":")) for name, target in

@@ -2,6 +2,8 @@
 
     model = models.build("t-dmca", preset="tiny", vocab_size=4000)
     loaded = models.load("runs/t-dmca")          # model + config + tokenizer from a run
+    models.export_model("runs/t-dmca", "exports/t-dmca")   # safetensors + config + tokenizer
+    models.summarize("exports/t-dmca", texts, title="Bodmin")  # new text -> a summary
 
 Every model implements the interface of :mod:`wikisum.models.base` (``forward`` for training;
 ``start``, ``step`` and ``reorder`` for decoding). One module per family; each exposes
@@ -62,3 +64,37 @@ def load(path: str, device: str = "cpu"):
     from wikisum.models import checkpoint
 
     return checkpoint.load(path, device=device)
+
+
+def load_bundle(path: str, device: str = "cpu"):
+    """A run directory, checkpoint file or export directory as a
+    :class:`wikisum.models.export.Bundle`: model (eval mode), tokenizer, special ids, how its
+    inputs are made and its default decoding settings. Load once, summarize many."""
+    from wikisum.models import export
+
+    return export.load(path, device)
+
+
+def load_export(path: str, device: str = "cpu"):
+    """An export directory (``wikisum export``) as a :class:`wikisum.models.export.Bundle`."""
+    from wikisum.models import export
+
+    return export.load_export(path, device)
+
+
+def export_model(run: str, out: str) -> dict:
+    """Write the model of ``run`` to ``out`` (safetensors weights, config, tokenizer); see
+    :func:`wikisum.models.export.export`."""
+    from wikisum.models import export
+
+    return export.export(run, out)
+
+
+def summarize(model, texts, title: str = "", **options) -> str:
+    """The summary of ``texts`` (one article's source documents) by ``model`` (a run or export
+    directory, or a bundle from :func:`load_bundle`): tokenise, rank the paragraphs with the
+    model's extractor (the title is the query), cut to L, decode (beam search unless told
+    otherwise), detokenise. See :func:`wikisum.models.inference.summarize`."""
+    from wikisum.models import inference
+
+    return inference.summarize(model, texts, title, **options)

@@ -2,12 +2,15 @@
 
 A run directory holds everything needed to use the model::
 
-    RUN/config.json             model name, model config, train config, dataset special ids
+    RUN/config.json             model name, model config, train config, dataset special ids;
+                                the dataset's path relative to RUN (see models/runpaths.py)
     RUN/vocab.model             the sentencepiece model of the data, copied
     RUN/checkpoints/step-N.pt   the last ``keep_checkpoints`` checkpoints
     RUN/log.jsonl               one JSON object a line: training steps, dev perplexity, events
     RUN/summary.json            what :func:`wikisum.models.training.train` returned last
-    RUN/tensorboard/            the same scalars, when ``torch.utils.tensorboard`` imports
+    RUN/data_stats.json         the training targets' lengths (:mod:`wikisum.models.datastats`)
+    RUN/tensorboard/            the same scalars, with ``log_to`` tensorboard
+    RUN/wandb.json              the Weights & Biases run id, with ``log_to`` wandb
 
 A checkpoint holds the model, optimizer and scheduler, the step, the RNG states (python, numpy,
 torch, CUDA) of every rank and the data position (epoch, batches and examples taken), so a run
@@ -30,6 +33,7 @@ import numpy as np
 import torch
 
 from wikisum import models
+from wikisum.models import runpaths
 from wikisum.models.config import TrainConfig
 from wikisum.pipeline import vocab
 
@@ -159,6 +163,14 @@ def load(path: str, device: str = "cpu", factory=models) -> Loaded:
     vocab_path = run / "vocab.model"
     if not vocab_path.is_file():
         raise FileNotFoundError(f"{vocab_path} not found: a run directory holds its vocabulary")
-    return Loaded(model, state["model_name"], model.config,
-                  TrainConfig.from_dict(state["train_config"]), vocab.load(str(vocab_path)),
-                  state["step"], ckpt, run)
+    return Loaded(model, state["model_name"], model.config, train_config_of(state, run),
+                  vocab.load(str(vocab_path)), state["step"], ckpt, run)
+
+
+def train_config_of(state: dict, run: str | Path) -> TrainConfig:
+    """A checkpoint's train config with its paths usable from here: ``data`` found relative to
+    the run directory (or, for a run written before paths were stored so, relative to the
+    working directory first), ``out`` the run directory as given."""
+    relative = state.get(runpaths.RELATIVE_TO) == runpaths.RUN
+    return TrainConfig.from_dict(
+        runpaths.resolved_train_config(state["train_config"], run, relative))

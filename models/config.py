@@ -24,8 +24,16 @@ import torch
 import yaml
 
 from wikisum import models
+from wikisum.models import runpaths
 
 PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
+# preset="auto": the preset for the device the run starts on (CPU: small enough to train there).
+AUTO_PRESETS = {"cpu": "tiny", "cuda": "base"}
+# warmup_steps=None: WARMUP_STEPS, capped at WARMUP_SHARE of the run's steps.
+WARMUP_STEPS = 4000
+WARMUP_SHARE = 0.1
+# Where a run's log goes: log.jsonl always; TensorBoard and Weights & Biases when asked (extras).
+LOG_TARGETS = ("jsonl", "tensorboard", "wandb")
 
 
 class ConfigError(ValueError):
@@ -40,7 +48,7 @@ class TrainConfig:
     model: str  # a name of the models registry (models.NAMES)
     data: str  # a dataset directory (`wikisum build` / `rank` / `convert-pairs`)
     out: str  # the run directory
-    preset: str = "base"  # model size: tiny | base | paper
+    preset: str = "auto"  # model size: tiny | base | paper, or auto (tiny on CPU, base on CUDA)
     model_overrides: dict[str, Any] = field(default_factory=dict)  # model config fields
     steps: int = 20000  # optimizer updates in all
     stop_after: int | None = None  # stop after this many updates in this invocation (resumable)
@@ -54,7 +62,8 @@ class TrainConfig:
     sort_pool: int = 1000  # examples sorted by length together before packing into batches
     # Optimisation.
     lr: float = 1e-3  # peak learning rate, reached at the end of warmup
-    warmup_steps: int = 4000
+    # None: 4000, or 10% of steps when that is less (a short run reaches its peak lr).
+    warmup_steps: int | None = None
     adam_betas: tuple[float, float] = (0.9, 0.98)
     adam_eps: float = 1e-9
     weight_decay: float = 0.0
@@ -72,12 +81,14 @@ class TrainConfig:
     keep_checkpoints: int = 5
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
-    tensorboard: bool = True  # also write RUN/tensorboard when torch.utils.tensorboard imports
+    # Log targets besides RUN/log.jsonl (always written): tensorboard, wandb.
+    log_to: tuple[str, ...] | str = ("jsonl",)
 
     def __post_init__(self):
         self.adam_betas = tuple(self.adam_betas)
         self.model_overrides = dict(self.model_overrides)
-        positive = ("steps", "max_input_tokens", "batch_tokens", "sort_pool", "warmup_steps",
+        self.log_to = parse_log_to(self.log_to)
+        positive = ("steps", "max_input_tokens", "batch_tokens", "sort_pool",
                     "accumulate", "log_every", "checkpoint_every", "keep_checkpoints")
         for name in positive:
             if getattr(self, name) < 1:
@@ -86,15 +97,15 @@ class TrainConfig:
                      "checkpoint_minutes"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
-        for name in ("stop_after", "max_target_tokens", "dev_examples"):
+        for name in ("stop_after", "max_target_tokens", "dev_examples", "warmup_steps"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be at least 1 (or null), got {value}")
         if not self.lr > 0:
             raise ConfigError(f"lr must be positive, got {self.lr}")
-        if self.preset not in models.PRESETS:
+        if self.preset != "auto" and self.preset not in models.PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; choose from "
-                              f"{', '.join(models.PRESETS)}")
+                              f"{', '.join(models.PRESETS)} or auto")
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:
@@ -102,6 +113,29 @@ class TrainConfig:
         does not know are dropped."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+
+def parse_log_to(value: Any) -> tuple[str, ...]:
+    """Log targets from a list or a comma-separated string ("jsonl,tensorboard"): known names,
+    each once, jsonl first (it is always written)."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = [str(item).strip().lower() for item in items if str(item).strip()]
+    unknown = [n for n in names if n not in LOG_TARGETS]
+    if unknown:
+        raise ConfigError(f"unknown log target {unknown[0]!r}; choose from "
+                          f"{', '.join(LOG_TARGETS)}")
+    return ("jsonl", *dict.fromkeys(n for n in names if n != "jsonl"))
+
+
+def default_warmup(steps: int) -> int:
+    """The warmup of a run of ``steps`` updates when none is set: WARMUP_STEPS, or WARMUP_SHARE
+    of the steps when that is less (at least 1)."""
+    return max(1, min(WARMUP_STEPS, int(steps * WARMUP_SHARE)))
+
+
+def auto_preset(device_type: str) -> str:
+    """The preset ``auto`` stands for on a device of type ``device_type`` (cpu, cuda, ...)."""
+    return AUTO_PRESETS.get(device_type, "tiny")
 
 
 def parse_value(raw: str) -> Any:
@@ -228,6 +262,8 @@ def field_types(config_class: type) -> dict[str, Any]:
 
 
 TRAIN_FIELDS = {k: v for k, v in field_types(TrainConfig).items() if k != "model_overrides"}
+# Settings of a run that resuming it does not carry over: they concern one invocation.
+NOT_INHERITED = frozenset({"out", "stop_after", "device"})
 
 
 def split_settings(settings: dict[str, Any], model_fields: dict[str, Any]
@@ -290,13 +326,46 @@ def model_field_types(config) -> dict[str, Any]:
     return hints
 
 
+def run_settings(out: str) -> tuple[dict[str, Any], str | None]:
+    """The settings a run was started with (RUN/config.json), as the lowest layer of a resumed
+    run's settings, with its dataset found relative to the run; ({}, None) for a new run. The
+    second value explains a dataset that is no longer where the run says."""
+    info = runpaths.read_run_info(out)
+    if not info or not isinstance(info.get("train_config"), dict):
+        return {}, None
+    saved = info["train_config"]
+    relative = info.get(runpaths.RELATIVE_TO) == runpaths.RUN
+    base = {f"train.{k}": v for k, v in saved.items()
+            if k in TRAIN_FIELDS and k not in NOT_INHERITED}
+    base.update({f"model.{k}": v for k, v in (saved.get("model_overrides") or {}).items()})
+    missing = None
+    if isinstance(saved.get("data"), str):
+        data, tried = runpaths.resolve_dataset(saved["data"], out, relative)
+        if data is None:
+            base.pop("train.data")
+            missing = (f"the run's dataset {saved['data']!r} is not found (tried "
+                       f"{', '.join(tried)})")
+        else:
+            base["train.data"] = data
+    return base, missing
+
+
+def _overridden(key: str, settings: dict[str, Any]) -> bool:
+    """Whether the setting ``key`` (train.X or model.X) of a run's saved settings is given again
+    in ``settings``, in either spelling (train.lr or lr; model.dropout or dropout)."""
+    return key in settings or key.partition(".")[2] in settings
+
+
 def make_config(model: str | None = None, data: str | None = None, out: str | None = None, *,
                 file: str | None = None, options: dict[str, Any] | None = None,
                 overrides: Iterable[str] = (), wfe: bool = False, factory=models) -> TrainConfig:
-    """A :class:`TrainConfig` from, in increasing precedence: a config ``file``, ``options``
-    (fields given as flags; None values are ignored), ``model``/``data``/``out``, then
-    ``key=value`` ``overrides`` (values parsed by :func:`parse_value`). ``wfe`` turns on the
-    model's word-frequency estimator."""
+    """A :class:`TrainConfig` from, in increasing precedence: the settings of the run ``out``
+    when it exists (so ``make_config(out=RUN)`` resumes a run, wherever it and its dataset
+    moved; stop_after and device are not carried over), a config ``file``, ``options`` (fields
+    given as flags; None values are ignored), ``model``/``data``/``out``, then ``key=value``
+    ``overrides`` (values parsed by :func:`parse_value`). ``wfe`` turns on the model's
+    word-frequency estimator. ``tensorboard=true`` (older runs' setting) means
+    ``log_to=jsonl,tensorboard``."""
     settings: dict[str, Any] = read_config_file(file) if file else {}
     settings.update({k: v for k, v in (options or {}).items() if v is not None})
     settings.update({k: v for k, v in (("model", model), ("data", data), ("out", out))
@@ -306,20 +375,45 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
         if not eq or not key:
             raise ConfigError(f"{item!r} is not a key=value setting")
         settings[key.strip()] = parse_value(raw.strip())
+    _tensorboard_alias(settings)
+    missing = None
+    run = settings.get("out", settings.get("train.out"))
+    if isinstance(run, str):
+        try:
+            base, missing = run_settings(run)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        settings = {**{k: v for k, v in base.items() if not _overridden(k, settings)},
+                    **settings}
     name = settings.get("model", settings.get("train.model"))
     if not isinstance(name, str):
         raise ConfigError("no model: give --model NAME or `model: NAME` in the config file")
-    preset = settings.get("preset", settings.get("train.preset", "base"))
-    if preset not in models.PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(models.PRESETS)}")
-    model_config = probe_config(name, preset, factory)
+    preset = settings.get("preset", settings.get("train.preset", "auto"))
+    if preset != "auto" and preset not in models.PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(models.PRESETS)} "
+                          "or auto")
+    # Every preset of a model has the same fields: auto probes the base one.
+    model_config = probe_config(name, "base" if preset == "auto" else preset, factory)
     train, model_values = split_settings(settings, model_field_types(model_config))
     if wfe:
         if not hasattr(model_config, "wfe"):
             raise ConfigError(f"model {name!r} has no word-frequency estimator (no wfe field)")
         model_values["wfe"] = True
+    if "data" not in train and missing:
+        raise ConfigError(f"{missing}: give --data DIR")
     for required in ("data", "out"):
         if required not in train:
             raise ConfigError(f"no {required}: give --{required} or `{required}:` in the config "
                               "file")
     return TrainConfig(**train, model_overrides=model_values)
+
+
+def _tensorboard_alias(settings: dict[str, Any]) -> None:
+    """``tensorboard=true|false`` (the setting before log_to) as a log_to entry."""
+    for key in ("tensorboard", "train.tensorboard"):
+        if key in settings:
+            value = coerce(key, settings.pop(key), bool)
+            if value:
+                given = settings.get("log_to", settings.get("train.log_to", ("jsonl",)))
+                settings["log_to"] = (*parse_log_to(given), "tensorboard")
+                settings.pop("train.log_to", None)

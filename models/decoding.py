@@ -1,4 +1,8 @@
-"""Decoding outside the model: beam search, greedy search and score processors.
+"""Decoding outside the model: beam search, greedy search, sampling and score processors.
+
+    options = DecodeOptions(beam=4, no_repeat_ngram_size=3)        # beam search (the default)
+    options = DecodeOptions(sample=True, top_p=0.9, seed=0)        # nucleus sampling
+    hypotheses = generate(model, batch, options, eos_id=3)
 
 Every model exposes ``start`` / ``step`` / ``reorder`` (:mod:`wikisum.models.base`); the functions
 here only see the (N, V) log-probabilities that ``step`` returns, so they are tested on fixed tables
@@ -36,6 +40,13 @@ one pushed out of the beam can still be the answer. A row is done when
     lengths L it may still end at (tensor2tensor's bound, with ``lp(max_len)`` for alpha >= 0),
   * or it reaches ``max_len`` tokens, or no candidate has a finite score (then, if it finished
     nothing, its best alive hypothesis is returned unfinished).
+
+Sampling (:func:`sample`) follows one hypothesis per row, as greedy search does, but draws each
+token from the processed scores warped by :class:`Sampling` (temperature, then top-k, then
+top-p, the order of Hugging Face's ``generate``); ``top_k=1`` is greedy search. With a seed,
+every row draws from its own generator, seeded from the seed and the row's key (the example id
+in ``wikisum decode``), so a row's sample depends neither on the batch it is in nor on a resumed
+run skipping the rows before it.
 """
 
 from __future__ import annotations
@@ -155,6 +166,43 @@ class WFEProcessor:
         self.gate = self.gate.index_select(0, index)
         self.budget.scatter_add_(1, tokens.unsqueeze(1),
                                  torch.full_like(self.budget[:, :1], -1.0))
+
+
+class NoRepeatNGram:
+    """Blocks every token that would complete an n-gram the hypothesis already holds (fairseq's
+    and Hugging Face's ``no_repeat_ngram_size``): with n = 2 no bigram occurs twice in an output.
+    Each hypothesis keeps its own history of tokens, reordered with the beam."""
+
+    def __init__(self, n: int):
+        if n < 1:
+            raise ValueError(f"no_repeat_ngram_size must be at least 1, got {n}")
+        self.n = n
+        self.rows = 0
+        self.history: torch.Tensor | None = None  # (N, t) tokens of each slot so far
+
+    def init(self, state: Any, rows: int, beam: int) -> None:
+        self.rows = rows
+        self.history = None
+
+    def adjust(self, logprobs: torch.Tensor, length: int) -> torch.Tensor:
+        n, history = self.n, self.history
+        if history is None or history.shape[1] < n:  # no complete n-gram yet
+            return logprobs
+        t = history.shape[1]
+        windows = history.unfold(1, n, 1)  # (N, t - n + 1, n) every n-gram so far
+        prefix = history[:, t - n + 1:]  # (N, n - 1) what the next token would complete
+        match = (windows[:, :, :n - 1] == prefix.unsqueeze(1)).all(dim=-1)  # (N, t - n + 1)
+        rows, starts = match.nonzero(as_tuple=True)
+        if rows.numel() == 0:
+            return logprobs
+        out = logprobs.clone()
+        out[rows, windows[rows, starts, n - 1]] = NEG_INF
+        return out
+
+    def update(self, tokens: torch.Tensor, index: torch.Tensor) -> None:
+        if self.history is None:
+            self.history = tokens.new_zeros((self.rows, 0))
+        self.history = torch.cat([self.history.index_select(0, index), tokens.unsqueeze(1)], 1)
 
 
 def _processors(processors: Sequence[ScoreProcessor], *, min_len: int, max_len: int, eos_id: int,
@@ -303,6 +351,14 @@ def greedy(model, batch, *, max_len: int = 500, eos_id: int, wfe: bool = False,
     ``beam=1``, same results, without the beam's bookkeeping. ``alpha`` only sets how
     ``Hypothesis.score`` is normalised (as ``beam_search`` with the same alpha would)."""
     procs = _processors(processors, min_len=min_len, max_len=max_len, eos_id=eos_id, wfe=wfe)
+    return _one_path(model, batch, procs, max_len=max_len, eos_id=eos_id, alpha=alpha,
+                     pick=lambda adjusted, row_ids: adjusted.max(dim=1).indices)
+
+
+def _one_path(model, batch, procs: list[ScoreProcessor], *, max_len: int, eos_id: int,
+              alpha: float, pick) -> list[Hypothesis]:
+    """One hypothesis per row, extended by ``pick(adjusted (Ba, V), row_ids) -> (Ba,)`` tokens
+    at every step until </s> or ``max_len`` (greedy search and sampling)."""
     state = model.start(batch)
     logprobs = state.first_logprobs  # (B, V)
     rows = logprobs.shape[0]
@@ -317,7 +373,8 @@ def greedy(model, batch, *, max_len: int = 500, eos_id: int, wfe: bool = False,
     results: list[Hypothesis | None] = [None] * rows
     for t in range(1, max_len + 1):
         adjusted = _adjust(procs, logprobs, t)  # (Ba, V)
-        best, token = adjusted.max(dim=1)  # (Ba,)
+        token = pick(adjusted, row_ids)  # (Ba,)
+        best = adjusted.gather(1, token.unsqueeze(1)).squeeze(1)  # (Ba,)
         finite = torch.isfinite(best)
         new_scores = scores + best
         new_lp = model_lp + logprobs.float().gather(1, token.unsqueeze(1)).squeeze(1)
@@ -347,3 +404,180 @@ def greedy(model, batch, *, max_len: int = 500, eos_id: int, wfe: bool = False,
             p.update(tokens, keep)
         logprobs, state = model.step(state, tokens)
     return results
+
+
+# ------------------------------------------------------------------------------------------
+# Sampling, and the options every decoding entry point (``wikisum decode``, ``summarize``) takes.
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How :func:`sample` reshapes the processed scores before drawing a token: divide by
+    ``temperature``, keep the ``top_k`` best (0: all), then the smallest set of best tokens
+    whose probability reaches ``top_p`` (1: all)."""
+
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {self.temperature}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be at least 0 (0: no limit), got {self.top_k}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    def warp(self, scores: torch.Tensor) -> torch.Tensor:
+        """scores (N, V) -> (N, V), -inf for the tokens that may not be drawn."""
+        out = scores / self.temperature
+        if self.top_k:
+            kth = out.topk(min(self.top_k, out.shape[1]), dim=1).values[:, -1:]  # (N, 1)
+            out = out.masked_fill(out < kth, NEG_INF)
+        if self.top_p < 1:
+            ordered, order = out.sort(dim=1, descending=True)
+            probs = torch.softmax(ordered, dim=1)
+            # a token goes when the better ones already reach top_p (the best one never goes)
+            drop = (probs.cumsum(dim=1) - probs) >= self.top_p
+            out = out.masked_fill(torch.zeros_like(drop).scatter(1, order, drop), NEG_INF)
+        return out
+
+
+def row_seed(seed: int, key: int) -> int:
+    """The seed of the generator of the row with ``key`` (an example id) under ``seed``."""
+    return (seed * 1_000_003 + key) % 2**63
+
+
+@torch.no_grad()
+def sample(model, batch, *, max_len: int = 500, eos_id: int, sampling: Sampling = Sampling(),
+           seed: int | None = None, keys: Sequence[int] | None = None, wfe: bool = False,
+           min_len: int = 0, alpha: float = 0.6,
+           processors: Sequence[ScoreProcessor] = ()) -> list[Hypothesis]:
+    """One sampled hypothesis per row: each token drawn from the processed scores (min_len, WFE,
+    ``processors``) warped by ``sampling``. ``Hypothesis.score`` is what greedy search would
+    give the same tokens (the processed, unwarped log-probs over the length penalty).
+
+    With ``seed``, row r draws from a generator seeded by ``row_seed(seed, keys[r])`` (keys
+    default to the row numbers): the same seed and keys give the same samples, whatever the
+    batch. Without, the draws come from torch's global generator.
+    """
+    procs = _processors(processors, min_len=min_len, max_len=max_len, eos_id=eos_id, wfe=wfe)
+    rows = batch.sources.shape[0]
+    keys = list(range(rows)) if keys is None else list(keys)
+    if len(keys) != rows:
+        raise ValueError(f"{len(keys)} keys for a batch of {rows} rows")
+    generators = None
+    if seed is not None:
+        device = batch.sources.device
+        generators = [torch.Generator(device=device).manual_seed(row_seed(seed, k))
+                      for k in keys]
+
+    def pick(adjusted: torch.Tensor, row_ids: list[int]) -> torch.Tensor:
+        warped = sampling.warp(adjusted)
+        # a row with nothing left to draw is stuck; draw anything, its score says so
+        warped = warped.masked_fill(~torch.isfinite(warped).any(dim=1, keepdim=True), 0.0)
+        probs = torch.softmax(warped, dim=1)
+        if generators is None:
+            return torch.multinomial(probs, 1).squeeze(1)
+        return torch.cat([torch.multinomial(probs[b], 1, generator=generators[row])
+                          for b, row in enumerate(row_ids)])
+
+    return _one_path(model, batch, procs, max_len=max_len, eos_id=eos_id, alpha=alpha,
+                     pick=pick)
+
+
+DEFAULT_BEAM = 4
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to decode: beam search (the default), greedy search (``beam=1``) or sampling.
+
+    Attributes:
+        beam: hypotheses kept per row (None: :data:`DEFAULT_BEAM`; sampling draws one).
+        alpha: GNMT length-penalty exponent (ranks the beam; normalises scores).
+        max_len: most generated tokens, </s> included.
+        min_len: fewest tokens before </s>.
+        no_repeat_ngram_size: no n-gram of this size occurs twice in an output (0: off).
+        wfe: word-frequency-constrained decoding (a model trained with WFE).
+        sample: draw tokens instead of searching; with ``temperature``, ``top_k`` (0: no
+            limit), ``top_p`` (1: no limit) and ``seed`` (None: torch's global generator).
+    """
+
+    beam: int | None = None
+    alpha: float = 0.6
+    max_len: int = 500
+    min_len: int = 0
+    no_repeat_ngram_size: int = 0
+    wfe: bool = False
+    sample: bool = False
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int | None = None
+
+    def __post_init__(self):
+        if self.beam is not None and self.beam < 1:
+            raise ValueError(f"beam must be at least 1, got {self.beam}")
+        if self.max_len < 1:
+            raise ValueError(f"max_len must be at least 1, got {self.max_len}")
+        if not 0 <= self.min_len < self.max_len:
+            raise ValueError(f"min_len must be in [0, max_len), got min_len={self.min_len}, "
+                             f"max_len={self.max_len}")
+        if self.no_repeat_ngram_size < 0:
+            raise ValueError("no_repeat_ngram_size must be at least 0 (0: off), got "
+                             f"{self.no_repeat_ngram_size}")
+        if not (math.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha}")
+        self.sampling()  # checks temperature, top_k, top_p
+        if self.sample:
+            if self.beam not in (None, 1):
+                raise ValueError(f"sampling draws one sequence per example: beam {self.beam} "
+                                 "does not apply (leave it out)")
+        else:
+            given = [name for name, value, default in (
+                ("temperature", self.temperature, 1.0), ("top_k", self.top_k, 0),
+                ("top_p", self.top_p, 1.0), ("seed", self.seed, None)) if value != default]
+            if given:
+                raise ValueError(f"{', '.join(given)} apply to sampling only: set sample "
+                                 "(--do-sample) as well, or leave them out for beam search")
+
+    @property
+    def beam_size(self) -> int:
+        return 1 if self.sample else (self.beam or DEFAULT_BEAM)
+
+    @property
+    def method(self) -> str:
+        """'sampling', 'greedy' or 'beam'."""
+        return "sampling" if self.sample else ("greedy" if self.beam_size == 1 else "beam")
+
+    def sampling(self) -> Sampling:
+        return Sampling(self.temperature, self.top_k, self.top_p)
+
+    def settings(self) -> dict:
+        """What decides the outputs, as plain values (the record of a predictions file)."""
+        out = {"method": self.method, "beam": self.beam_size, "alpha": self.alpha,
+               "max_len": self.max_len, "min_len": self.min_len,
+               "no_repeat_ngram_size": self.no_repeat_ngram_size, "wfe": self.wfe}
+        if self.sample:
+            out.update(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p,
+                       seed=self.seed)
+        return out
+
+
+def generate(model, batch, options: DecodeOptions, *, eos_id: int,
+             keys: Sequence[int] | None = None,
+             processors: Sequence[ScoreProcessor] = ()) -> list[Hypothesis]:
+    """The hypothesis of every batch row under ``options`` (beam search, greedy search or
+    sampling). ``keys`` (one per row, e.g. example ids) seed sampling's per-row generators."""
+    procs = list(processors)
+    if options.no_repeat_ngram_size:
+        procs.append(NoRepeatNGram(options.no_repeat_ngram_size))
+    common = dict(max_len=options.max_len, eos_id=eos_id, min_len=options.min_len,
+                  wfe=options.wfe, alpha=options.alpha, processors=procs)
+    if options.sample:
+        return sample(model, batch, sampling=options.sampling(), seed=options.seed, keys=keys,
+                      **common)
+    if options.beam_size == 1:
+        return greedy(model, batch, **common)
+    return beam_search(model, batch, beam=options.beam_size, **common)

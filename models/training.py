@@ -32,7 +32,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from wikisum import models
-from wikisum.models import batching
+from wikisum.models import batching, datastats, runpaths
 from wikisum.models.checkpoint import (
     CHECKPOINT_FORMAT,
     Loaded,
@@ -59,11 +59,13 @@ from wikisum.models.checkpoint import (
 from wikisum.models.config import (
     ConfigError,
     TrainConfig,
+    auto_preset,
+    default_warmup,
     make_config,
     model_field_types,
     probe_config,
 )
-from wikisum.models.runlog import RunLog
+from wikisum.models.runlog import RunLog, check_log_targets
 from wikisum.models.runtime import Processes, processes
 from wikisum.pipeline.loader import Dataset
 
@@ -71,10 +73,13 @@ from wikisum.pipeline.loader import Dataset
 # it reports, never what a step computes.
 RESUMABLE_CHANGES = frozenset({
     "data", "out", "steps", "stop_after", "log_every", "eval_every", "dev_examples",
-    "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "tensorboard"})
+    "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "log_to"})
 # Model config fields set from the dataset's special ids when the model has them.
 SPECIAL_ID_FIELDS = {"pad_id": "pad", "unk_id": "unk", "bos_id": "bos", "eos_id": "eos",
                      "title_sep_id": "title_sep", "sep_id": "sep"}
+
+
+ESTIMATE_AFTER = 5  # updates of an invocation timed before the run's duration is estimated
 
 
 class NonFiniteLoss(RuntimeError):
@@ -178,6 +183,7 @@ def train(config: TrainConfig, factory=models) -> dict:
         ConfigError: settings that cannot run, or differ from the checkpoint being resumed.
         models.batching.CorruptShardError: a shard cannot be read (the message names it).
     """
+    check_log_targets(config.log_to)
     procs = processes(config.device)
     try:
         trainer = _Trainer(config, factory, procs)
@@ -216,6 +222,53 @@ def _stop_on_signals(trainer: _Trainer):
             signal.signal(signum, old)
 
 
+class Settled:
+    """A config with its automatic settings made concrete, and what they were set to."""
+
+    def __init__(self, config: TrainConfig, chosen: dict[str, str]):
+        self.config = config
+        self.chosen = chosen  # field -> how it was chosen, for the start line
+
+
+def settle_auto(config: TrainConfig, state: dict | None, device_type: str) -> Settled:
+    """``preset="auto"`` and ``warmup_steps=None`` made concrete: a resumed run keeps what its
+    checkpoint has; a new one gets :func:`~wikisum.models.config.auto_preset` of the device and
+    :func:`~wikisum.models.config.default_warmup` of its steps. The concrete values are what
+    the run records, so they never change under a resumed run (say, with more --steps)."""
+    saved = state["train_config"] if state is not None else {}
+    changes: dict[str, Any] = {}
+    chosen: dict[str, str] = {}
+    if config.preset == "auto":
+        if saved.get("preset") not in (None, "auto"):
+            changes["preset"] = saved["preset"]
+        else:
+            changes["preset"] = auto_preset(device_type)
+            chosen["preset"] = f"auto on {device_type}"
+    if config.warmup_steps is None:
+        if saved.get("warmup_steps") is not None:
+            changes["warmup_steps"] = int(saved["warmup_steps"])
+        else:
+            changes["warmup_steps"] = default_warmup(config.steps)
+            chosen["warmup_steps"] = "default: 4000 or 10% of steps, the lesser"
+    return Settled(replace(config, **changes) if changes else config, chosen)
+
+
+def sanity_warnings(config: TrainConfig, fresh: bool) -> list[str]:
+    """Settings that make little sense for this run (each a line to show): they run, but
+    probably not as meant."""
+    c = config
+    found = []
+    if fresh and c.warmup_steps >= c.steps:
+        peak = learning_rate(c.steps, c.lr, c.warmup_steps)
+        found.append(f"warmup_steps={c.warmup_steps} is not less than steps={c.steps}: the "
+                     f"learning rate rises all run and peaks at {peak:.2g} instead of lr={c.lr:g} "
+                     f"(leave warmup_steps unset for {default_warmup(c.steps)})")
+    if c.checkpoint_every > c.steps and c.checkpoint_minutes == 0:
+        found.append(f"checkpoint_every={c.checkpoint_every} is more than steps={c.steps} and "
+                     "checkpoint_minutes=0: a killed run starts over")
+    return found
+
+
 class _Trainer:
     def __init__(self, config: TrainConfig, factory, procs: Processes):
         self.config = config
@@ -228,6 +281,8 @@ class _Trainer:
         # The order of these steps is the order of what they draw from the RNGs: keep it, or a
         # resumed run stops being bit-identical to an uninterrupted one.
         ckpt, state = latest_readable(config.out)
+        self.auto = settle_auto(config, state, procs.device.type)
+        config = self.config = self.auto.config
         self.model = self._load_or_init(state, ckpt, factory).to(procs.device)
         self.optimizer, self.scheduler = self._optimizer()
         position, skipped_before = self._restore(state, ckpt)
@@ -236,11 +291,13 @@ class _Trainer:
         self.saved_step = self.step if state is not None else None
         self.saved_at = time.monotonic()
         self.stop_signal: str | None = None  # set by the SIGTERM / SIGINT handler
+        self.warned_small_data = False
         self.stopped: str | None = None
         self.last_ckpt = ckpt
         if procs.main:
             self._prepare_run_dir(state is None)
-        self.log = RunLog(self.run_dir, self.resumed_from, procs.main, config.tensorboard)
+        self.log = RunLog(self.run_dir, self.resumed_from, procs.main, config.log_to,
+                          settings=asdict(config))
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -330,6 +387,13 @@ class _Trainer:
 
     def _end_epoch(self) -> None:
         s = self.stream
+        c = self.config
+        if self.procs.main and not self.warned_small_data and s.batches <= c.accumulate:
+            self.warned_small_data = True
+            print(f"warning: the whole train split ({s.examples:,} examples on this process) "
+                  f"fits in {s.batches} batch(es) of batch_tokens={c.batch_tokens:,}: every "
+                  f"update (accumulate={c.accumulate}) sees all of it; a smaller --batch-tokens "
+                  "gives more updates per pass over the data", file=sys.stderr, flush=True)
         self.log.write({"step": self.step, "event": "epoch_end", "epoch": s.epoch,
                         "batches": s.batches, "examples": s.examples,
                         "skipped": dict(s.counts)})
@@ -345,11 +409,19 @@ class _Trainer:
         if fresh or not target.exists():
             copy_file(find_vocab(self.dataset), target)
         info = {"model": self.name, "model_config": asdict(self.model.config),
-                "train_config": asdict(self.config), "vocab": "vocab.model",
+                "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
+                "vocab": "vocab.model",
                 "special_ids": self.dataset.special_ids,
                 "vocab_size": self.dataset.info["vocab_size"],
                 "dataset_kind": self.dataset.info.get("kind", "ranked")}
         write_text_atomically(self.run_dir / "config.json", json.dumps(info, indent=1) + "\n")
+        if fresh or not (self.run_dir / datastats.STATS_FILE).exists():
+            # the target lengths, from which decoding takes its default max_len
+            datastats.write(self.run_dir, self.dataset, self.config.max_target_tokens)
+
+    def _stored_config(self) -> dict:
+        """The train config as the run records it: paths relative to the run directory."""
+        return runpaths.stored_train_config(asdict(self.config), self.run_dir)
 
     def _save(self) -> None:
         """A checkpoint of this step (every rank takes part; rank 0 writes)."""
@@ -360,7 +432,8 @@ class _Trainer:
         if self.procs.main:
             save_atomically({
                 "format": CHECKPOINT_FORMAT, "model_name": self.name,
-                "model_config": asdict(self.model.config), "train_config": asdict(self.config),
+                "model_config": asdict(self.model.config),
+                "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
                 "step": self.step, "model": self.model.state_dict(),
                 "optimizer": self.optimizer.state_dict(),
                 "scheduler": self.scheduler.state_dict(),
@@ -445,6 +518,48 @@ class _Trainer:
         return {"step": self.step, "dev_ppl": math.exp(nll / tokens),
                 "dev_nll": nll / tokens, "dev_tokens": int(tokens)}
 
+    # -- what the run will cost, and where it is -------------------------------------------
+
+    def _announce(self, parameters: int, end: int) -> None:
+        """The start line (what trains, where, for how long) and warnings about settings that
+        make little sense for the run; rank 0 only."""
+        if not self.procs.main:
+            return
+        from wikisum.workflows.progress import say
+
+        c = self.config
+        preset = c.preset + (f" ({self.auto.chosen['preset']}; --preset to choose)"
+                             if "preset" in self.auto.chosen else "")
+        warmup = f"warmup {c.warmup_steps:,}" + (
+            f" ({self.auto.chosen['warmup_steps']})" if "warmup_steps" in self.auto.chosen
+            else "")
+        what = (f"resuming at step {self.step:,}" if self.resumed_from is not None
+                else "starting")
+        say(f"train: {self.name} preset {preset}, {parameters:,} parameters on "
+            f"{self.procs.device}" + (f" x{self.procs.world}" if self.procs.world > 1 else "")
+            + f"; {what}, {end - self.step:,} updates to step {end:,} of {c.steps:,}; {warmup}, "
+            f"lr {c.lr:g}, batch {c.batch_tokens:,} tokens x{c.accumulate}", file=sys.stderr)
+        for warning in sanity_warnings(c, self.resumed_from is None):
+            print(f"warning: {warning}", file=sys.stderr, flush=True)
+
+    def _progress(self, end: int):
+        if not self.procs.main:
+            return None
+        from wikisum.workflows.progress import Progress
+
+        return Progress(f"train {self.name}", total=end, unit="steps", initial=self.step)
+
+    def _estimate(self, seconds: float, tokens: float, updates: int, end: int) -> str:
+        """'measured ...: about T for the N updates left' from this invocation's first
+        updates (dev evaluations and checkpoints come on top)."""
+        from wikisum.workflows.progress import format_seconds
+
+        per_update = seconds / max(updates, 1)
+        left = end - self.step
+        return (f"train: {per_update:.2f} s/update, {tokens / max(seconds, 1e-9):,.0f} tokens/s "
+                f"over the first {updates} updates: about {format_seconds(per_update * left)} "
+                f"for the {left:,} left (evaluations and checkpoints not counted)")
+
     def run(self) -> dict:
         try:
             return self._run()
@@ -454,33 +569,46 @@ class _Trainer:
     def _run(self) -> dict:
         c = self.config
         start_step, started = self.step, time.perf_counter()
+        parameters = sum(p.numel() for p in self.model.parameters())
         self.log.write({"step": self.step, "event": "resume" if self.resumed_from is not None
-                        else "start", "model": self.name,
-                        "parameters": sum(p.numel() for p in self.model.parameters()),
+                        else "start", "model": self.name, "preset": c.preset,
+                        "warmup_steps": c.warmup_steps, "parameters": parameters,
                         "world": self.procs.world, "device": str(self.procs.device)})
+        end = c.steps if c.stop_after is None else min(c.steps, self.step + c.stop_after)
+        self._announce(parameters, end)
+        progress = self._progress(end)
         last: dict[str, Any] = {"loss": None, "dev": None}
         window_tokens, window_start = 0.0, time.perf_counter()
-        while self.step < c.steps and (c.stop_after is None
-                                       or self.step - start_step < c.stop_after):
+        run_tokens, update_seconds = 0.0, 0.0
+        while self.step < end:
+            update_started = time.perf_counter()
             loss, nll, norm, tokens, lr = self._update()
+            update_seconds += time.perf_counter() - update_started
             self.tokens_seen += int(tokens)
             window_tokens += tokens
+            run_tokens += tokens
             last["loss"] = loss
-            if self.step % c.log_every == 0:
+            if progress is not None:
+                progress.update(1, f"loss {loss:.4f}, lr {lr:.2e}, "
+                                   f"{run_tokens / max(update_seconds, 1e-9):,.0f} tok/s")
+                if self.step - start_step == ESTIMATE_AFTER and self.step < end:
+                    progress.note(self._estimate(update_seconds, run_tokens,
+                                                 self.step - start_step, end))
+            if self.step % c.log_every == 0 or self.step == c.steps:
                 elapsed = max(time.perf_counter() - window_start, 1e-9)
                 rate = window_tokens / elapsed
                 self.log.write(
                     {"step": self.step, "epoch": self.stream.epoch, "loss": loss, "nll": nll,
-                     "lr": lr, "grad_norm": norm, "tokens_per_s": rate},
-                    f"train {self.name} step {self.step}/{c.steps} loss {loss:.4f} "
-                    f"lr {lr:.2e} {rate:,.0f} tok/s")
+                     "lr": lr, "grad_norm": norm, "tokens_per_s": rate})
                 window_tokens, window_start = 0.0, time.perf_counter()
             if c.eval_every and (self.step % c.eval_every == 0 or self.step == c.steps):
                 dev = self._dev_perplexity()
                 if dev is not None:
                     last["dev"] = dev
-                    self.log.write(dev, f"dev {self.name} step {self.step} "
-                                        f"ppl {dev['dev_ppl']:.3f}")
+                    self.log.write(dev)
+                    if progress is not None:
+                        progress.note(f"dev {self.name} step {self.step} "
+                                      f"ppl {dev['dev_ppl']:.3f}")
             time_due = bool(c.checkpoint_minutes) and (
                 time.monotonic() - self.saved_at >= 60 * c.checkpoint_minutes)
             due, stop = time_due, self.stop_signal is not None
@@ -491,6 +619,8 @@ class _Trainer:
             if stop:
                 self.stopped = self.stop_signal or "signal on another rank"
                 break
+        if progress is not None:
+            progress.close()
         if self.saved_step != self.step:
             self._save()
         skipped = self.procs.all_sum([float(v) for v in self._skip_values()])

@@ -24,11 +24,12 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import (
@@ -43,7 +44,7 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from wikisum.pipeline import shards
-from wikisum.pipeline.records import DeadLetter
+from wikisum.pipeline.records import DeadLetter, stable_hash
 
 log = logging.getLogger("wikisum.beam")
 
@@ -99,23 +100,6 @@ class SumTallies(beam.PTransform):
         return (tallies
                 | "Sum" >> beam.CombinePerKey(sum)
                 | "Collect" >> beam.combiners.ToList())
-
-
-class Progress:
-    """Logs a records/s line at most every ``every_s`` seconds."""
-
-    def __init__(self, what: str, every_s: float = 10.0):
-        self.what, self.every_s = what, every_s
-        self.start = self.last = time.monotonic()
-        self.n = 0
-
-    def tick(self, source: str) -> None:
-        self.n += 1
-        now = time.monotonic()
-        if now - self.last >= self.every_s:
-            self.last = now
-            log.info("%s: %d %s read (%.0f/s)", source, self.n, self.what,
-                     self.n / (now - self.start))
 
 
 # ------------------------------------------------------------------------------------------
@@ -188,6 +172,33 @@ def split_patterns(patterns: Iterable[str]) -> list[str]:
             if piece and piece not in pieces:
                 pieces.append(piece)
     return pieces
+
+
+def count_files(patterns: Iterable[str]) -> int:
+    """How many files the globs match, each once (as :class:`MatchFiles` finds them): a total a
+    local launcher shows progress against. It lists what it matches, so call it for local
+    runs only (a Dataflow launch lists no bucket)."""
+    return len({path for piece in split_patterns(patterns) for path in shards.match(piece)})
+
+
+def url_lines(lines: Iterable[str]) -> Iterator[str]:
+    """The URLs of a URL list: its stripped lines, less blank ones and # comments."""
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield line
+
+
+def count_distinct_lines(patterns: Iterable[str], key: Callable[[str], str]) -> int:
+    """Distinct ``key(url)`` over the URL lists the globs match (:func:`url_lines`): the URLs a
+    crawl will settle, one outcome each. Memory: one 64-bit hash per distinct URL."""
+    seen: set[int] = set()
+    for piece in split_patterns(patterns):
+        for path in shards.match(piece):
+            with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+                lines = (raw.decode("utf-8", errors="replace") for raw in iter(f.readline, b""))
+                seen.update(stable_hash(key(url)) for url in url_lines(lines))
+    return len(seen)
 
 
 class MatchFiles(beam.PTransform):

@@ -44,7 +44,6 @@ from wikisum.pipeline.beamio import (
     TALLY,
     Commit,
     MatchFiles,
-    Progress,
     Staged,
     Tallying,
     WriteShards,
@@ -76,6 +75,7 @@ from wikisum.pipeline.references import (
 )
 from wikisum.pipeline.urls import normalize_title, normalize_url
 from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
+from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.ingest")
 
@@ -119,18 +119,25 @@ class ReadPages(Tallying):
     def __init__(self, max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES):
         self.max_article_bytes = max_article_bytes
 
+    def setup(self):
+        self.pages = WorkerProgress("ingest", "pages")
+        self.files = WorkerProgress("ingest", "files")
+
     def process(self, path: str):
         self.count(FILES, IN)
-        progress = Progress("pages")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
                 for page in iter_pages(f, self.max_article_bytes):
-                    progress.tick(path)
+                    self.pages.update()
                     self.count(PAGES, IN)
                     yield path, page
         except DumpError as exc:
             yield from self.file_failed(path, f"page #{exc.pages_read}", exc)
             return
+        finally:
+            self.files.update()
+            self.files.flush()
+            self.pages.flush()
         self.count(FILES, "read")
 
 
@@ -296,14 +303,15 @@ class ReadAndCleanRecords(Tallying):
         # Load the language model here, so that a worker without it fails at once rather
         # than turning every record into an error dead letter.
         language.load()
+        self.records = WorkerProgress("ingest", "records")
+        self.files = WorkerProgress("ingest", "files")
 
     def process(self, path: str):
         self.count(FILES, IN)
-        progress = Progress("records")
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                 for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
-                    progress.tick(path)
+                    self.records.update()
                     self.count(RECORDS, IN)
                     if isinstance(rec, Alias):
                         # A citation spelled otherwise than its capture (cc-fetch): joined as a
@@ -321,6 +329,10 @@ class ReadAndCleanRecords(Tallying):
         except WarcError as exc:
             yield from self.file_failed(path, f"offset {exc.offset}", exc)
             return
+        finally:
+            self.files.update()
+            self.files.flush()
+            self.records.flush()
         self.count(FILES, "read")
 
     def clean(self, cap: Capture):
@@ -419,6 +431,12 @@ class AssembleArticles(beam.DoFn):
         self.config = config
         self.num_shards = num_shards
 
+    def setup(self):
+        self.progress = WorkerProgress("ingest", "articles")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
     def process(self, item):
         article_id, grouped = item
         articles = sorted(grouped["article"], key=lambda a: (a.source_file, a.title))
@@ -427,6 +445,7 @@ class AssembleArticles(beam.DoFn):
         if not articles:
             # Links come only from parsed articles, so this group holds nothing to account for.
             return
+        self.progress.update()
         article = articles[0]
         for twin in articles[1:]:
             yield tally(PAGES, "duplicate_id")

@@ -18,6 +18,7 @@ same way; the input is the source's ids cut to L, and extractor and corpus are i
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import shards
+from wikisum.pipeline import outputs, shards
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,46 @@ def ranked_texts(row: dict, extractor: str, corpus: str) -> list[str]:
 
 
 KINDS = ("ranked", "pairs")  # dataset.json "kind"; absent means "ranked"
+PATH_KEYS = ("vocab", "learned_model", "source")  # dataset.json entries that name files
+PAIR_PATH_KEYS = ("source", "target")  # in each split's entry of a pairs dataset's "sources"
+
+
+def resolve_info(info: dict, data_dir: str) -> dict:
+    """dataset.json with the paths it names made openable from the working directory.
+
+    A dataset.json with ``"relative_paths": true`` stores them relative to its own directory
+    (``"vocab": "../vocab.model"``), so the dataset can be moved. An older one stores them as
+    given on the command line, relative to the directory the job ran in: such a path is kept
+    when it exists from here; else the first that exists of the path taken against the
+    dataset's directory and its file name in that directory or the one above (a moved build:
+    OUT/data's vocabulary is OUT/vocab.model); else it is kept as given.
+    """
+
+    def resolve(path):
+        if not isinstance(path, str) or not path:
+            return path
+        if info.get("relative_paths"):
+            return outputs.resolve_path(path, data_dir)
+        if "://" in path or os.path.isabs(path) or os.path.exists(path):
+            return path
+        name = os.path.basename(path.rstrip("/"))
+        parent = outputs.resolve_path("..", data_dir)
+        for candidate in (outputs.resolve_path(path, data_dir), FileSystems.join(data_dir, name),
+                          FileSystems.join(parent, name)):
+            if FileSystems.exists(candidate):
+                return candidate
+        return path
+
+    out = dict(info)
+    for key in PATH_KEYS:
+        if key in out:
+            out[key] = resolve(out[key])
+    if isinstance(out.get("sources"), dict):
+        out["sources"] = {
+            split: {k: resolve(v) if k in PAIR_PATH_KEYS else v for k, v in entry.items()}
+            if isinstance(entry, dict) else entry
+            for split, entry in out["sources"].items()}
+    return out
 
 
 def exemplars_path(data_dir: str, split: str) -> str:
@@ -93,7 +134,7 @@ class Dataset:
         self.dir = data_dir
         info_path = FileSystems.join(data_dir, "dataset.json")
         try:
-            self.info = json.loads(shards.read_text(info_path))
+            self.info = resolve_info(json.loads(shards.read_text(info_path)), data_dir)
         except (FileNotFoundError, OSError) as exc:
             raise FileNotFoundError(f"{info_path} not found: is {data_dir} the output of "
                                     "`wikisum rank` (or `wikisum build`, or `wikisum "

@@ -6,6 +6,8 @@ Readers import this, never the job that wrote the files.
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -47,3 +49,43 @@ def article_shards(out: str) -> list[str]:
     expected = summary.get("shards", {}).get("articles")
     return shards.complete_set(article_shards_pattern(out), expected, f"{out}: the article set",
                                f"rerun `wikisum ingest --out {out}`")
+
+
+# Paths inside a completion record (``dataset.json``) are stored relative to the directory that
+# holds the record, so that an output can be moved, copied or synced to a bucket and read from
+# any working directory. A path on another filesystem (a gs:// path in a local record, another
+# bucket) is kept absolute.
+
+
+def _split_url(path: str) -> tuple[str, str]:
+    """(``scheme://bucket``, the path within it); ("", path) for a local path."""
+    if "://" not in path:
+        return "", path
+    scheme, rest = path.split("://", 1)
+    bucket, _, inner = rest.partition("/")
+    return f"{scheme}://{bucket}", "/" + inner
+
+
+def relative_path(path: str | None, base_dir: str) -> str | None:
+    """``path`` as written relative to ``base_dir`` (``../vocab.model``); unchanged when the two
+    are on different filesystems, or when ``path`` is empty."""
+    if not path:
+        return path
+    root, inner = _split_url(path)
+    base_root, base_inner = _split_url(base_dir)
+    if root != base_root:
+        return path if root else os.path.abspath(path)
+    if not root:
+        return os.path.relpath(os.path.abspath(path), os.path.abspath(base_dir))
+    return posixpath.relpath(inner, base_inner.rstrip("/") or "/")
+
+
+def resolve_path(path: str | None, base_dir: str) -> str | None:
+    """A path a record in ``base_dir`` stores -> the path to open: relative ones are taken
+    against ``base_dir``, absolute ones and URLs as they are."""
+    if not path or "://" in path or os.path.isabs(path):
+        return path
+    root, inner = _split_url(base_dir)
+    if not root:
+        return os.path.normpath(os.path.join(base_dir, path))
+    return root + posixpath.normpath(posixpath.join(inner, path))

@@ -9,6 +9,7 @@ types on Gigaword, so when no model exists one is trained (BPE) on the train fil
         --encode (batches)--> OUT/{split}-NNNNN-of-NNNNN.parquet (schema PAIRS)
     OUT/dataset.json (kind "pairs"; one entry per converted split)
     OUT/drops-{split}.json (lines dropped, by reason, with their line numbers)
+    OUT/README.md (dataset card: ``datasets.load_dataset(OUT)`` reads the splits)
 
 An example's id is its 1-based line number in the input files, so ids are stable across runs
 and find the line again (``sed -n 'IDp' FILE``). Files are streamed: memory holds one batch of
@@ -30,7 +31,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import schemas, shards, vocab
+from wikisum.pipeline import card, loader, outputs, schemas, shards, vocab
 
 log = logging.getLogger("wikisum.pairs")
 
@@ -109,6 +110,7 @@ def merge_info(old: dict | None, split: str, rows: int, num_shards: int, vocab_p
     info.update({
         "kind": "pairs",
         "format": schemas.FORMAT_VERSION,
+        "relative_paths": True,  # the paths below are relative to dataset.json's directory
         "vocab": vocab_path,
         "vocab_size": sp.get_piece_size(),
         "special_ids": asdict(vocab.special_ids(sp)),
@@ -205,7 +207,7 @@ def resolve_vocab(config: PairsConfig, info: dict | None) -> tuple[str, bool]:
     trained on the train files (converting another split first is an error).
     """
     others = sorted(s for s in (info or {}).get("rows", {}) if s != config.split)
-    recorded = (info or {}).get("vocab")
+    recorded = loader.resolve_info(info, config.out).get("vocab") if info else None
     if config.vocab is not None:
         if not shards.match(config.vocab):
             raise FileNotFoundError(f"vocabulary {config.vocab} not found")
@@ -386,11 +388,15 @@ def convert(config: PairsConfig) -> dict:
     shards.write_text(drops_path(config.out, config.split), json.dumps(
         {k: summary[k] for k in ("split", "source", "target", "lines", "rows", "dropped",
                                  "balanced", "dropped_lines")}, indent=1) + "\n")
-    source = {"source": summary["source"], "target": summary["target"], "lines": total,
-              "dropped": summary["dropped"]}
-    info = merge_info(info, config.split, rows, config.num_shards, vocab_path, sp, source)
+    # dataset.json's paths are relative to the directory holding it, so OUT can be moved.
+    source = {"source": outputs.relative_path(summary["source"], config.out),
+              "target": outputs.relative_path(summary["target"], config.out),
+              "lines": total, "dropped": summary["dropped"]}
+    info = merge_info(info, config.split, rows, config.num_shards,
+                      outputs.relative_path(vocab_path, config.out), sp, source)
     shards.write_text(FileSystems.join(config.out, "dataset.json"),
                       json.dumps(info, indent=1) + "\n")
+    card.write_card(config.out, info)  # README.md: `datasets.load_dataset(OUT)` reads the splits
     log.info("pairs: %s: %d of %d lines -> %d shards in %s", config.split, rows, total,
              config.num_shards, config.out)
     return summary

@@ -10,8 +10,14 @@ without rerunning anything.
     ReadIngestShards   the ingest output, checked finished by the job, read by row group
     RankArticles       tokenise, rank with every extractor x corpus -> (split, shard), row
     WriteShards        {train,dev,test}-SSSSS-of-NNNNN.parquet, staged (bounded memory)
+    ModelInputs        the ready model input of each --model-inputs extractor x corpus x L
+    WriteModelInputs   inputs/{EXTRACTOR}-{CORPUS}-{L}/{split}-SSSSS-of-NNNNN.parquet
     WriteDeadLetters   articles an extractor failed on
     Commit             staged files renamed into place, then dataset.json, last
+
+After the job, the dataset card (README.md, :mod:`wikisum.pipeline.card`) is written from
+dataset.json: its front matter maps configs and splits to the files, so that
+``datasets.load_dataset(OUT)`` reads the ready model inputs.
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
-from wikisum.pipeline import beamio, outputs, schemas, shards, vocab
+from wikisum.pipeline import beamio, card, loader, outputs, schemas, shards, vocab
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
 from wikisum.pipeline.records import DeadLetter, stable_hash
+from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.rank")
 
@@ -36,6 +43,49 @@ SPLITS = ("train", "dev", "test")
 RANK = "rank"
 DEFAULT_SHARDS = 4
 _CORPUS_SOURCE = {"citations": "citation", "search": "search"}
+INPUTS = "inputs"  # OUT/inputs/{name}/: ready model inputs
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One set of ready model inputs: the loader's input for extractor x corpus x L."""
+
+    extractor: str
+    corpus: str
+    max_input_tokens: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.extractor}-{self.corpus}-{self.max_input_tokens}"
+
+
+# The model input the trainers read by default (models/config.py, `wikisum exemplars`).
+DEFAULT_INPUT = InputSpec("tfidf", "combined", 500)
+
+
+def parse_inputs(text: str, extractor_names: list[str]) -> tuple[InputSpec, ...]:
+    """``EXTRACTOR-CORPUS[-L][,...]`` (L defaults to the default input's), or ``all`` (every
+    extractor x corpus at that L) -> input specs, the first one the default config."""
+    if text.strip() == "all":
+        return tuple(InputSpec(e, c, DEFAULT_INPUT.max_input_tokens)
+                     for e in extractor_names for c in CORPORA)
+    specs: list[InputSpec] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        head, _, last = item.rpartition("-")
+        length = DEFAULT_INPUT.max_input_tokens
+        if last.isdigit():
+            item, length = head, int(last)
+        extractor, _, corpus = item.rpartition("-")
+        if extractor not in extractor_names or corpus not in CORPORA or length < 1:
+            raise ValueError(f"model inputs {item!r}: expected EXTRACTOR-CORPUS[-L] with an "
+                             f"extractor of {extractor_names}, a corpus of {list(CORPORA)} and "
+                             "L >= 1 (e.g. tfidf-combined-500), or 'all'")
+        spec = InputSpec(extractor, corpus, length)
+        if spec not in specs:
+            specs.append(spec)
+    if not specs:
+        raise ValueError("no model inputs named; e.g. tfidf-combined-500")
+    return tuple(specs)
 
 
 @dataclass(frozen=True)
@@ -46,6 +96,7 @@ class RankConfig:
     learned: str | None = None  # a model written by `wikisum.extractors.learned`; None: no learned
     num_shards: int = DEFAULT_SHARDS
     buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
+    inputs: tuple[InputSpec, ...] = (DEFAULT_INPUT,)  # ready model inputs; the first: default
 
     def extractor_names(self) -> list[str]:
         return [n for n in extractors.NAMES if n != "learned" or self.learned]
@@ -102,8 +153,13 @@ class RankArticles(beam.DoFn):
         kwargs = {"learned": {"path": self.config.learned}}
         self.rankers = {name: extractors.get(name, **kwargs.get(name, {}))
                         for name in self.config.extractor_names()}
+        self.progress = WorkerProgress("rank", "articles")
+
+    def finish_bundle(self):
+        self.progress.flush()
 
     def process(self, row: dict):
+        self.progress.update()
         try:
             out = rank_article(row, self.sp, self.rankers)
         except Exception as exc:  # one article that breaks an extractor is a dead letter
@@ -118,6 +174,33 @@ class RankArticles(beam.DoFn):
 
 def shard_path(out: str, split: str, index: int, total: int) -> str:
     return FileSystems.join(out, beamio.shard_name(split, index, total))
+
+
+def input_path(out: str, name: str, split: str, index: int, total: int) -> str:
+    return FileSystems.join(out, INPUTS, name, beamio.shard_name(split, index, total))
+
+
+def model_input_row(row: dict, spec: InputSpec, sp, title_sep: int) -> dict:
+    """A training row -> its ready model input for ``spec`` (schema ``MODEL_INPUTS``)."""
+    ids = loader.build_input(row, spec.extractor, spec.corpus, spec.max_input_tokens, title_sep)
+    return {"id": row["id"], "title": row["title"], "input": sp.decode(ids),
+            "target": row["lead"], "input_ids": ids, "target_ids": list(row["lead_ids"])}
+
+
+class ModelInputs(beam.DoFn):
+    """((split, shard), row) -> ((input name, split, shard), model input) per input spec."""
+
+    def __init__(self, config: RankConfig):
+        self.config = config
+
+    def setup(self):
+        self.sp = vocab.load(self.config.vocab)
+        self.title_sep = vocab.special_ids(self.sp).title_sep
+
+    def process(self, keyed):
+        (split, shard), row = keyed
+        for spec in self.config.inputs:
+            yield (spec.name, split, shard), model_input_row(row, spec, self.sp, self.title_sep)
 
 
 DEAD_LETTERS = "rank_dead_letters"
@@ -142,32 +225,47 @@ class ReadIngestShards(beam.PTransform):
 def output_globs(out: str) -> list[str]:
     """What a run writes (and replaces) in ``out``, as globs; the completion record last."""
     return ([FileSystems.join(out, f"{split}-*.parquet") for split in SPLITS]
-            + [FileSystems.join(out, DEAD_LETTERS, f"{DEAD_LETTERS}-*.parquet"),
-               FileSystems.join(out, DATASET)])
+            + [FileSystems.join(out, INPUTS, "*", "*.parquet"),
+               FileSystems.join(out, DEAD_LETTERS, f"{DEAD_LETTERS}-*.parquet"),
+               FileSystems.join(out, card.CARD), FileSystems.join(out, DATASET)])
 
 
 def dataset_info(config: RankConfig, staged: list[Staged], sp) -> dict:
     """dataset.json: what the committed shards hold."""
     rows = {split: 0 for split in SPLITS}
+    input_rows = {spec.name: {split: 0 for split in SPLITS} for spec in config.inputs}
+    inputs = {input_path(config.out, spec.name, split, i, config.num_shards): (spec.name, split)
+              for spec in config.inputs for split in SPLITS for i in range(config.num_shards)}
     errors = 0
     for s in staged:
         name = s.final.rsplit("/", 1)[-1]
-        if name.startswith(DEAD_LETTERS):
+        if s.final in inputs:
+            input_name, split = inputs[s.final]
+            input_rows[input_name][split] += s.rows
+        elif name.startswith(DEAD_LETTERS):
             errors += s.rows
         else:
             rows[name.split("-", 1)[0]] += s.rows
+    out = config.out
     return {
         "format": schemas.FORMAT_VERSION,
-        "vocab": config.vocab,
+        # Paths are relative to this file's directory, so that the dataset can be moved.
+        "relative_paths": True,
+        "vocab": outputs.relative_path(config.vocab, out),
         "vocab_size": sp.get_piece_size(),
         "special_ids": asdict(vocab.special_ids(sp)),
         "extractors": config.extractor_names(),
         "corpora": list(CORPORA),
-        "learned_model": config.learned,
+        "learned_model": outputs.relative_path(config.learned, out),
         "num_shards": config.num_shards,
         "rows": rows,
         "errors": errors,
-        "source": config.ingest_dir,
+        "source": outputs.relative_path(config.ingest_dir, out),
+        "inputs": {spec.name: {"extractor": spec.extractor, "corpus": spec.corpus,
+                               "max_input_tokens": spec.max_input_tokens,
+                               "path": f"{INPUTS}/{spec.name}", "rows": input_rows[spec.name]}
+                   for spec in config.inputs},
+        "default_inputs": config.inputs[0].name,
     }
 
 
@@ -182,6 +280,13 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
               for split in SPLITS for i in range(config.num_shards)}
     staged = [ranked.rows | "WriteShards" >> WriteShards(
         finals, staging, schemas.RANKED, lambda r: r["id"], config.buffer_bytes)]
+    input_finals = {(spec.name, split, i): input_path(out, spec.name, split, i, config.num_shards)
+                    for spec in config.inputs for split in SPLITS
+                    for i in range(config.num_shards)}
+    staged.append(ranked.rows | "ModelInputs" >> beam.ParDo(ModelInputs(config))
+                  | "WriteModelInputs" >> WriteShards(
+                      input_finals, staging, schemas.MODEL_INPUTS, lambda r: r["id"],
+                      config.buffer_bytes))
     dead_path = FileSystems.join(out, DEAD_LETTERS, beamio.shard_name(DEAD_LETTERS, 0, 1))
     staged.append(ranked[DEAD] | "DeadLetterRows" >> beam.Map(lambda d: (0, asdict(d)))
                   | "WriteDeadLetters" >> WriteShards(
@@ -197,6 +302,17 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
                               staging))
 
 
+def check_inputs(config: RankConfig) -> None:
+    names = config.extractor_names()
+    for spec in config.inputs:
+        if spec.extractor not in names or spec.corpus not in CORPORA or spec.max_input_tokens < 1:
+            raise ValueError(f"model inputs {spec.name}: the extractor must be one this run "
+                             f"ranks with ({', '.join(names)}), the corpus one of "
+                             f"{', '.join(CORPORA)}, and L at least 1")
+    if not config.inputs:
+        raise ValueError("at least one set of model inputs is needed (the default config)")
+
+
 def preflight(config: RankConfig) -> None:
     """Before the job (a dry run skips this): the ingest output is finished and every shard's
     footer reads, and the vocabulary loads, so that a bad input is named now, not deep inside
@@ -208,6 +324,7 @@ def preflight(config: RankConfig) -> None:
 
 def run(config: RankConfig, pipeline_options) -> dict | None:
     """Run the job and return ``dataset.json`` (what the shards hold); None for a dry run."""
+    check_inputs(config)
     if not beamio.is_dry_run(pipeline_options):
         preflight(config)
     log.info("rank: %s -> %s with %s", config.ingest_dir, config.out,
@@ -218,4 +335,6 @@ def run(config: RankConfig, pipeline_options) -> dict | None:
     writes += output_globs(config.out)[len(SPLITS):]
     if not beamio.launch("rank", pipeline_options, lambda p: build(p, config, token), writes):
         return None
-    return json.loads(shards.read_text(FileSystems.join(config.out, DATASET)))
+    info = json.loads(shards.read_text(FileSystems.join(config.out, DATASET)))
+    card.write_card(config.out, info)
+    return info

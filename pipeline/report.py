@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from apache_beam.transforms.stats import ApproximateQuantiles
 
 from wikisum.pipeline import beamio, loader, outputs, shards, vocab
 from wikisum.pipeline.records import stable_hash
+from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.report")
 
@@ -155,6 +155,30 @@ def article_metrics(row: dict, extractors: list[str], corpora: list[str], length
     return {"id": row["id"], "title": row["title"], "rouge": rouge, "recall": recall}
 
 
+VIEW_ARTICLES = 3  # articles shown in the report's per-article view
+VIEW_PARAGRAPHS = 3  # top-ranked paragraphs shown per extractor
+VIEW_WORDS = 60  # words shown of each paragraph
+
+
+def article_view(row: dict, extractors: list[str], corpora: list[str],
+                 paragraphs: int = VIEW_PARAGRAPHS, words: int = VIEW_WORDS) -> dict:
+    """One article for the per-article view: its lead, and for every extractor x corpus the
+    first ``paragraphs`` paragraphs of its ranking (cut to ``words`` words, "..." marking a
+    cut), each with the URL of the reference it came from."""
+    urls = row.get("reference_urls") or []
+
+    def shown(i):
+        p = row["paragraphs"][i]
+        text = p["text"].split()
+        ref = p.get("reference")
+        return {"text": " ".join(text[:words]) + (" ..." if len(text) > words else ""),
+                "url": urls[ref] if ref is not None and 0 <= ref < len(urls) else None}
+
+    return {"id": row["id"], "title": row["title"], "lead": row["lead"],
+            "top": {e: {c: [shown(i) for i in loader.ranking(row, e, c)[:paragraphs]]
+                        for c in corpora} for e in extractors}}
+
+
 def flat_values(metrics: dict, lengths: list[int]) -> dict[str, float]:
     """Per-article metrics as ``{"rouge|ext|corpus|type": v, "recall|ext|corpus|L": v}``."""
     out = {}
@@ -182,8 +206,12 @@ class BootstrapMeans(beam.CombineFn):
     per metric, the plain sum and count and the ``samples`` weighted sums and weights.
     """
 
-    def __init__(self, samples: int = BOOTSTRAP_SAMPLES, seed: int = 0):
+    def __init__(self, samples: int = BOOTSTRAP_SAMPLES, seed: int = 0,
+                 keep_replicates: bool = False):
         self.samples, self.seed = samples, seed
+        # With the replicate means kept, any two metrics can be compared afterwards by a paired
+        # bootstrap (:func:`paired_difference`): replicate b of both used the same weights.
+        self.keep_replicates = keep_replicates
 
     def create_accumulator(self):
         return {}
@@ -216,7 +244,39 @@ class BootstrapMeans(beam.CombineFn):
         return out
 
     def extract_output(self, acc):
-        return {key: interval(s, n, ws, ww) for key, (s, n, ws, ww) in acc.items()}
+        out = {key: interval(s, n, ws, ww) for key, (s, n, ws, ww) in acc.items()}
+        if self.keep_replicates:
+            for key, (_, _, ws, ww) in acc.items():
+                out[key]["replicates"] = replicate_means(ws, ww)
+        return out
+
+
+def replicate_means(weighted_sums: np.ndarray, weights: np.ndarray) -> list[float | None]:
+    """The bootstrap replicate means, 7 significant digits; None where a replicate drew no
+    article (all its weights 0)."""
+    return [float(f"{s / w:.7g}") if w > 0 else None
+            for s, w in zip(weighted_sums.tolist(), weights.tolist(), strict=True)]
+
+
+def paired_difference(a: dict, b: dict, replicates_a, replicates_b) -> dict:
+    """Mean of ``a`` minus mean of ``b`` with the 95% interval of the paired bootstrap: the
+    2.5/97.5 percentiles of the replicate differences. Both metrics' replicate b used the same
+    per-article weights, so each difference is the mean of the per-article differences under
+    one resample (a paired comparison: what the articles have in common cancels out).
+
+    ``clear`` is True when the interval excludes 0 (and at least two articles were scored)."""
+    ra = np.array([np.nan if x is None else x for x in replicates_a], dtype=np.float64)
+    rb = np.array([np.nan if x is None else x for x in replicates_b], dtype=np.float64)
+    diff = ra - rb
+    diff = diff[~np.isnan(diff)]
+    mean = a["mean"] - b["mean"]
+    if len(diff) == 0:
+        low = high = mean
+    else:
+        low, high = (float(x) for x in np.percentile(diff, [2.5, 97.5]))
+    n = min(a.get("n", 0), b.get("n", 0))
+    return {"mean": mean, "low": low, "high": high,
+            "clear": bool(n >= 2 and (low > 0 or high < 0))}
 
 
 def interval(total: float, n: int, weighted_sums: np.ndarray, weights: np.ndarray) -> dict:
@@ -250,7 +310,7 @@ def article_stats(row: dict) -> tuple[list[tuple[str, float]], dict[str, int]]:
 
 
 class ScoreArticles(beam.DoFn):
-    """Ranked rows -> per-article metrics; logs progress every 10 s. What to score (extractors,
+    """Ranked rows -> per-article metrics, counted (WorkerProgress). What to score (extractors,
     corpora, the vocabulary) comes from the dataset's ``info`` (a side input read by the job),
     loaded on the first row."""
 
@@ -260,27 +320,22 @@ class ScoreArticles(beam.DoFn):
 
     def setup(self):
         self.scorers = Scorers.create()
-        self.done, self.started, self.last = 0, time.monotonic(), time.monotonic()
+        self.progress = WorkerProgress("report", "articles")
+
+    def finish_bundle(self):
+        self.progress.flush()
 
     def process(self, row, info):
         if self.vocab_path != info["vocab_path"]:
             self.vocab_path = info["vocab_path"]
             self.sp = vocab.load(self.vocab_path)
+        self.progress.update()
         if not row["lead"].strip():
             beam.metrics.Metrics.counter("report", "skipped:empty_lead").inc()
             return
         metrics = article_metrics(row, info["extractors"], info["corpora"], self.lengths,
                                   self.scorers, self.sp.decode)
         beam.metrics.Metrics.counter("report", "scored").inc()
-        self.done += 1
-        now = time.monotonic()
-        if now - self.last >= 10:
-            self.last = now
-            rate = self.done / (now - self.started)
-            expected = info["expected"] if self.sample is None else min(self.sample,
-                                                                       info["expected"])
-            print(f"report: {self.done} articles scored by this worker "
-                  f"(of {expected} in all), {rate:.1f}/s", file=sys.stderr, flush=True)
         yield metrics
 
 
@@ -354,17 +409,30 @@ def build(p: beam.Pipeline, config: ReportConfig, work: str) -> None:
     dataset.json and matches the shards when it runs)."""
     lengths = list(config.lengths)
     info = p | "DatasetInfo" >> beam.Create([config]) | "ReadInfo" >> beam.Map(dataset_info)
-    scored = (p | "ReadRanked" >> ReadRanked(config.data, config.split, config.sample)
+    rows = p | "ReadRanked" >> ReadRanked(config.data, config.split, config.sample)
+    scored = (rows
               | "ScoreArticles" >> beam.ParDo(ScoreArticles(lengths, config.sample),
                                               beam.pvalue.AsSingleton(info)))
     _ = (scored | "PerArticleJson" >> beam.Map(json.dumps)
          | "WritePerArticle" >> beam.io.WriteToText(
              FileSystems.join(work, "per_article"), file_name_suffix=".jsonl"))
     _ = (scored | "Flatten" >> beam.Map(lambda m: (m["id"], flat_values(m, lengths)))
-         | "Bootstrap" >> beam.CombineGlobally(BootstrapMeans(config.bootstrap, config.seed))
+         | "Bootstrap" >> beam.CombineGlobally(BootstrapMeans(config.bootstrap, config.seed,
+                                                             keep_replicates=True))
          | "MeansJson" >> beam.Map(json.dumps)
          | "WriteMeans" >> beam.io.WriteToText(FileSystems.join(work, "means"),
                                                file_name_suffix=".json", num_shards=1))
+    # The per-article view: the scored articles with the smallest stable hashes of their id
+    # (the same articles for every run on the same data).
+    _ = (rows | "ViewCandidates" >> beam.Filter(lambda r: bool(r["lead"].strip()))
+         | "ViewArticles" >> beam.combiners.Top.Smallest(
+             VIEW_ARTICLES, key=lambda r: stable_hash(str(r["id"])))
+         | "ViewUnpack" >> beam.FlatMap(lambda rs: rs)
+         | "View" >> beam.Map(lambda r, i: article_view(r, i["extractors"], i["corpora"]),
+                              beam.pvalue.AsSingleton(info))
+         | "ViewJson" >> beam.Map(json.dumps)
+         | "WriteViews" >> beam.io.WriteToText(FileSystems.join(work, "views"),
+                                               file_name_suffix=".jsonl", num_shards=1))
     stats = scored | "DatasetStatistics" >> DatasetStatistics(info)
     for name in ("quantiles", "totals"):
         _ = (stats[name] | f"{name.title()}Json" >> beam.Map(json.dumps)
@@ -443,11 +511,14 @@ def run(config: ReportConfig, pipeline_options) -> dict | None:
     quantiles = dict(json.loads(line) for line in
                      _read_lines(FileSystems.join(work, "quantiles*.jsonl")))
     totals = dict(json.loads(line) for line in _read_lines(FileSystems.join(work, "totals*.jsonl")))
+    views = [json.loads(line) for line in _read_lines(FileSystems.join(work, "views*.jsonl"))]
     shards.write_text(FileSystems.join(config.out, "per_article.jsonl"),
                       "".join(json.dumps(m) + "\n" for m in per_article))
     shards.delete(FileSystems.join(work, "*"))
+    replicates = {key: m.pop("replicates") for key, m in means.items() if "replicates" in m}
     metrics = assemble(config, info, means, quantiles, totals, per_article,
-                       ingest_drops(info.get("source")))
+                       ingest_drops(info.get("source")), replicates=replicates, views=views,
+                       provenance=provenance(config))
     metrics["seconds"] = round(time.monotonic() - started, 1)
     return metrics
 
@@ -466,9 +537,27 @@ def ingest_drops(source: str | None) -> dict[str, dict[str, int]] | None:
             for stage, counts in stages.items()}
 
 
+def provenance(config: ReportConfig) -> dict:
+    """What made the report: the wikisum version, when, on which data, with which options."""
+    import datetime
+
+    from wikisum import __version__
+
+    data = config.data if "://" in config.data else os.path.abspath(config.data)
+    return {"wikisum_version": __version__,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "data": data,
+            "options": {"split": config.split, "lengths": list(config.lengths),
+                        "limit": config.sample, "bootstrap": config.bootstrap,
+                        "seed": config.seed}}
+
+
 def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, totals: dict,
-             per_article: list[dict], drops: dict | None = None) -> dict:
-    """The metrics.json structure from the job's outputs (pure); `drops` is `ingest_drops`."""
+             per_article: list[dict], drops: dict | None = None, replicates: dict | None = None,
+             views: list[dict] | None = None, provenance: dict | None = None) -> dict:
+    """The metrics.json structure from the job's outputs (pure); `drops` is `ingest_drops`,
+    `replicates` the bootstrap replicate means by metric key (for the paired comparisons; not
+    written out), `views` the per-article view (:func:`article_view`)."""
     extractor_names, corpora = list(info["extractors"]), list(info["corpora"])
     lengths = list(config.lengths)
     rouge = {e: {c: {t: means[f"rouge|{e}|{c}|{t}"] for t in ROUGE_TYPES} for c in corpora}
@@ -503,9 +592,17 @@ def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, tot
         "dataset_statistics": stats,
         "per_article": per_article[:config.per_article_in_json],
         "per_article_file": "per_article.jsonl",
+        "dataset_rows": dict(info.get("rows") or {}),
+        "provenance": provenance,
     }
+    by_id = {m["id"]: m for m in per_article}
+    metrics["article_views"] = [
+        dict(v, rougeL={e: {c: by_id[v["id"]]["rouge"][e][c]["rougeL"] for c in corpora}
+                        for e in extractor_names})
+        for v in sorted(views or [], key=lambda v: stable_hash(str(v["id"])))
+        if v["id"] in by_id]
     metrics["learned_comparison"] = learned_comparison(metrics)
-    metrics["recommendation"] = recommend(metrics)
+    metrics["recommendation"] = recommend(metrics, replicates or {})
     return metrics
 
 
@@ -531,54 +628,209 @@ def plateau_length(curve: list[dict]) -> int:
     return curve[-1]["length"]
 
 
-def recommend(metrics: dict) -> dict:
-    """What to pick, from the numbers: per corpus the best extractor a model can use (cheating
-    reads the target, so it is only a ceiling) by ROUGE-L, whether its lead over the runner-up is
-    outside the confidence intervals, and the L beyond which its input recall stops growing."""
-    usable = [e for e in metrics["extractors"] if e != "cheating"]
+def recommend(metrics: dict, replicates: dict | None = None) -> dict:
+    """What to pick, from the numbers (pure).
+
+    * Per corpus, the best extractor a model can use (cheating reads the target) by ROUGE-L. It is
+      *clearly ahead* when a paired bootstrap of its per-article ROUGE-L difference to every
+      other usable extractor gives a 95% interval above 0. (Whether the intervals of two means
+      overlap says little: what the articles share, which cancels out of a paired difference,
+      widens both.) Cheating is called the ceiling only where no other extractor scores above it.
+    * The corpus: a model can only learn to write what its input holds, so the corpora are
+      compared first by the input recall of their best extractor at a common L, the largest of
+      their plateau lengths (every corpus has then all but stopped growing), by a paired
+      bootstrap; among the corpora not clearly below the one with the highest recall, the one
+      with the highest ROUGE-L is chosen.
+    * The input length L: where the chosen input's recall stops growing (:func:`plateau_length`).
+
+    ``replicates`` maps metric keys (``rouge|ext|corpus|type``, ``recall|ext|corpus|L``) to their
+    bootstrap replicate means; without them no difference is called clear.
+    """
+    replicates = replicates or {}
+    extractors, corpora, lengths = metrics["extractors"], metrics["corpora"], metrics["lengths"]
+    usable = [e for e in extractors if e != "cheating"]
+
+    def paired(key_a, key_b, a, b):
+        if key_a in replicates and key_b in replicates:
+            return paired_difference(a, b, replicates[key_a], replicates[key_b])
+        return {"mean": a["mean"] - b["mean"], "low": None, "high": None, "clear": False}
+
     per_corpus = {}
-    for corpus in metrics["corpora"]:
-        ranked = sorted(usable, key=lambda e: -metrics["extractive_rouge"][e][corpus]["rougeL"]
-                        ["mean"])
+    for corpus in corpora:
+        rl = {e: metrics["extractive_rouge"][e][corpus]["rougeL"] for e in extractors}
+        ranked = sorted(usable, key=lambda e: -rl[e]["mean"])
         best = ranked[0]
-        best_score = metrics["extractive_rouge"][best][corpus]["rougeL"]
-        entry = {"best": best, "rougeL": best_score["mean"],
-                 "plateau_length": plateau_length(metrics["input_recall"][best][corpus]),
-                 "recall_at_max_length": metrics["input_recall"][best][corpus][-1]["mean"]}
+        curve = metrics["input_recall"][best][corpus]
+        entry = {"best": best, "rougeL": rl[best]["mean"], "plateau_length": plateau_length(curve),
+                 "recall_at_max_length": curve[-1]["mean"],
+                 "ahead_of": {o: paired(f"rouge|{best}|{corpus}|rougeL",
+                                        f"rouge|{o}|{corpus}|rougeL", rl[best], rl[o])
+                              for o in ranked[1:]}}
         if len(ranked) > 1:
-            second = metrics["extractive_rouge"][ranked[1]][corpus]["rougeL"]
             entry["runner_up"] = ranked[1]
-            entry["clear_winner"] = best_score["low"] > second["high"]
-        if "cheating" in metrics["extractors"]:
-            entry["ceiling_rougeL"] = metrics["extractive_rouge"]["cheating"][corpus]["rougeL"][
-                "mean"]
+            entry["clear_winner"] = all(d["clear"] for d in entry["ahead_of"].values())
+        if "cheating" in extractors:
+            cheat = rl["cheating"]["mean"]
+            entry["cheating_rougeL"] = cheat
+            entry["above_cheating"] = [e for e in usable if rl[e]["mean"] > cheat]
+            if not entry["above_cheating"]:
+                entry["ceiling_rougeL"] = cheat
         per_corpus[corpus] = entry
-    best_corpus = max(per_corpus, key=lambda c: per_corpus[c]["rougeL"])
-    return {"per_corpus": per_corpus, "best_corpus": best_corpus,
-            "best_extractor": per_corpus[best_corpus]["best"],
-            "plateau_gain": PLATEAU_GAIN, "text": recommendation_text(per_corpus, best_corpus,
-                                                                      metrics)}
+
+    common = max(entry["plateau_length"] for entry in per_corpus.values())
+    k = lengths.index(common)
+
+    def recall_at(c):
+        return metrics["input_recall"][per_corpus[c]["best"]][c][k]
+
+    def recall_key(c):
+        return f"recall|{per_corpus[c]['best']}|{c}|{common}"
+
+    top = max(corpora, key=lambda c: recall_at(c)["mean"])
+    recall_vs = {c: paired(recall_key(top), recall_key(c), recall_at(top), recall_at(c))
+                 for c in corpora if c != top}
+    contenders = [top] + [c for c, d in recall_vs.items() if not d["clear"]]
+    best_corpus = max(contenders, key=lambda c: per_corpus[c]["rougeL"])
+    choice = {"per_corpus": per_corpus, "best_corpus": best_corpus,
+              "best_extractor": per_corpus[best_corpus]["best"],
+              "input_length": per_corpus[best_corpus]["plateau_length"],
+              "recall_length": common,
+              "recall": {c: recall_at(c)["mean"] for c in corpora},
+              "recall_top": top, "recall_differences": recall_vs,
+              "rouge_best_corpus": max(corpora, key=lambda c: per_corpus[c]["rougeL"]),
+              "plateau_gain": PLATEAU_GAIN}
+    choice["text"] = recommendation_text(choice, metrics)
+    return choice
 
 
-def recommendation_text(per_corpus: dict, best_corpus: str, metrics: dict) -> list[str]:
-    lines = []
+def _diff(d: dict) -> str:
+    """A paired difference, x100: "+1.2 [+0.3, +2.0]"."""
+    if d["low"] is None:
+        return f"{100 * d['mean']:+.1f}"
+    return f"{100 * d['mean']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]"
+
+
+def recommendation_text(choice: dict, metrics: dict) -> list[str]:
+    per_corpus, best_corpus = choice["per_corpus"], choice["best_corpus"]
     best = per_corpus[best_corpus]
-    lines.append(f"Use {best['best']} on the {best_corpus} corpus: the highest extractive "
-                 f"ROUGE-L ({100 * best['rougeL']:.1f}) of the extractors a model can use "
-                 f"on {metrics['articles']} {metrics['split']} articles.")
+    ext, common = best["best"], choice["recall_length"]
+    lines = [f"Use {ext} on the {best_corpus} corpus with inputs of L = {choice['input_length']} "
+             f"tokens ({metrics['articles']} {metrics['split']} articles scored)."]
+    if len(per_corpus) > 1:
+        top, recall = choice["recall_top"], choice["recall"]
+        others = "; ".join(f"{c} {100 * recall[c]:.1f}, difference {_diff(d)}, "
+                           f"{'clearly' if d['clear'] else 'not clearly'} lower"
+                           for c, d in choice["recall_differences"].items())
+        why = (f"Corpus: at L = {common}, the input from the {top} corpus holds the most of the "
+               f"lead ({100 * recall[top]:.1f} ROUGE-1 recall; {others}; x100, paired "
+               "bootstrap)")
+        by_rouge = choice["rouge_best_corpus"]
+        if best_corpus != top:
+            why += (f"; the {best_corpus} corpus recalls about as much and has the higher "
+                    "extractive "
+                    f"ROUGE-L ({100 * best['rougeL']:.1f} against "
+                    f"{100 * per_corpus[top]['rougeL']:.1f}).")
+        elif by_rouge != best_corpus:
+            why += (f". The {by_rouge} corpus has the higher extractive ROUGE-L "
+                    f"({100 * per_corpus[by_rouge]['rougeL']:.1f} against "
+                    f"{100 * best['rougeL']:.1f}), but its input holds clearly less of the lead, "
+                    "and a model can only learn to write what its input holds.")
+        else:
+            why += "; it also has the highest extractive ROUGE-L."
+        lines.append(why)
     for corpus, entry in per_corpus.items():
-        clear = entry.get("clear_winner")
-        sure = ("ahead of" if clear else "not clearly ahead of") if "runner_up" in entry else ""
-        runner = f", {sure} {entry['runner_up']} (95% intervals)" if sure else ""
-        ceiling = (f"; the cheating ceiling is {100 * entry['ceiling_rougeL']:.1f}"
-                   if "ceiling_rougeL" in entry else "")
+        behind = [o for o, d in entry["ahead_of"].items() if not d["clear"]]
+        if "runner_up" not in entry:
+            rank = ""
+        elif not behind:
+            rank = ", clearly ahead of every other usable extractor"
+        else:
+            rank = ", not clearly ahead of " + ", ".join(
+                f"{o} ({_diff(entry['ahead_of'][o])})" for o in behind)
+        if "ceiling_rougeL" in entry:
+            ceiling = f"; the cheating ceiling is {100 * entry['ceiling_rougeL']:.1f}"
+        elif "cheating_rougeL" in entry:
+            ceiling = (f"; cheating scores {100 * entry['cheating_rougeL']:.1f}, below "
+                       f"{', '.join(entry['above_cheating'])}, so it is no ceiling here "
+                       "(it picks paragraphs by bigram recall of the lead, not by ROUGE-L)")
+        else:
+            ceiling = ""
         lines.append(f"{corpus}: best {entry['best']} ({100 * entry['rougeL']:.1f} ROUGE-L"
-                     f"{runner}){ceiling}; its input recall stops growing at L = "
+                     f"{rank}){ceiling}; its input recall stops growing at L = "
                      f"{entry['plateau_length']} (within {100 * PLATEAU_GAIN:.0f} point of "
                      f"{100 * entry['recall_at_max_length']:.1f} at L = "
                      f"{metrics['lengths'][-1]}).")
     if metrics["articles"] < 30:
         lines.append(f"Only {metrics['articles']} articles were scored: the intervals are wide; "
-                     "rerun on a larger split or --sample before choosing.")
+                     "rerun on more articles before choosing.")
     return lines
 
+
+
+def _independent_difference(x: dict, y: dict) -> dict:
+    """y's mean minus x's, two independent samples: a normal 95% interval whose standard error
+    comes from each side's bootstrap interval (its width / 3.92)."""
+    d = y["mean"] - x["mean"]
+    se = ((x["high"] - x["low"]) ** 2 + (y["high"] - y["low"]) ** 2) ** 0.5 / (2 * 1.96)
+    low, high = d - 1.96 * se, d + 1.96 * se
+    n = min(x.get("n", 0), y.get("n", 0))
+    return {"a": x["mean"], "b": y["mean"], "difference": d, "low": low, "high": high,
+            "clear": bool(n >= 2 and (low > 0 or high < 0))}
+
+
+def compare(a: dict, b: dict) -> dict:
+    """What differs between two builds, from their reports' metrics (pure): input recall and
+    ROUGE-L per extractor x corpus (B minus A, with a 95% interval that treats the two builds'
+    articles as independent samples), counts, coverage, drops per stage and reason, and what
+    each report recommends. Extractors, corpora and Ls that only one side has are listed."""
+    def common(key):
+        return [x for x in a[key] if x in b[key]]
+
+    extractors, corpora, lengths = common("extractors"), common("corpora"), common("lengths")
+    ka = [a["lengths"].index(n) for n in lengths]
+    kb = [b["lengths"].index(n) for n in lengths]
+    recall = {e: {c: [dict(_independent_difference(a["input_recall"][e][c][i],
+                                                   b["input_recall"][e][c][j]), length=n)
+                      for n, i, j in zip(lengths, ka, kb, strict=True)]
+                  for c in corpora} for e in extractors}
+    rouge = {e: {c: _independent_difference(a["extractive_rouge"][e][c]["rougeL"],
+                                            b["extractive_rouge"][e][c]["rougeL"])
+                 for c in corpora} for e in extractors}
+
+    def stats(m):
+        return m.get("dataset_statistics") or {}
+
+    counts = {"articles scored": (a["articles"], b["articles"])}
+    for split in ("train", "dev", "test"):
+        ra, rb = (a.get("dataset_rows") or {}).get(split), (b.get("dataset_rows") or {}).get(split)
+        if ra is not None or rb is not None:
+            counts[f"{split} articles in the dataset"] = (ra, rb)
+    totals_a, totals_b = stats(a).get("totals") or {}, stats(b).get("totals") or {}
+    for name in TOTAL_NAMES[1:]:
+        if name in totals_a or name in totals_b:
+            counts[name.replace("_", " ")] = (totals_a.get(name), totals_b.get(name))
+    coverage = {name: (stats(a).get(f"{name}_coverage"), stats(b).get(f"{name}_coverage"))
+                for name in ("citation", "search")}
+    drops_a, drops_b = stats(a).get("ingest_drops") or {}, stats(b).get("ingest_drops") or {}
+    drops = {}
+    for stage in list(drops_a) + [s for s in drops_b if s not in drops_a]:
+        sa, sb = drops_a.get(stage, {}), drops_b.get(stage, {})
+        drops[stage] = {reason: (sa.get(reason, 0), sb.get(reason, 0))
+                        for reason in list(sa) + [r for r in sb if r not in sa]}
+
+    def picked(m):
+        rec = m["recommendation"]
+        return {"extractor": rec["best_extractor"], "corpus": rec["best_corpus"],
+                "length": rec.get("input_length")}
+
+    return {"a": {"data": a["data"], "split": a["split"], "provenance": a.get("provenance"),
+                  "recommendation": picked(a)},
+            "b": {"data": b["data"], "split": b["split"], "provenance": b.get("provenance"),
+                  "recommendation": picked(b)},
+            "extractors": extractors, "corpora": corpora, "lengths": lengths,
+            "only_in_a": {k: [x for x in a[k] if x not in b[k]]
+                          for k in ("extractors", "corpora", "lengths")},
+            "only_in_b": {k: [x for x in b[k] if x not in a[k]]
+                          for k in ("extractors", "corpora", "lengths")},
+            "input_recall": recall, "rougeL": rouge, "counts": counts, "coverage": coverage,
+            "ingest_drops": drops}

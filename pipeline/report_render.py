@@ -10,11 +10,13 @@ import base64
 import html
 import io
 import re
+from urllib.parse import urlsplit
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display: render to PNG bytes
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
 STAT_LABELS = {"lead_words": "Lead size", "citations": "# citations",
@@ -25,6 +27,10 @@ COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da
 
 def pct(x: float) -> str:
     return f"{100 * x:.1f}"
+
+
+def signed(x: float) -> str:
+    return f"{100 * x:+.1f}"
 
 
 def with_ci(m: dict) -> str:
@@ -61,30 +67,43 @@ def rouge_figure(metrics: dict) -> bytes:
     return _png(fig)
 
 
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+
+
+def _length_label(n: int) -> str:
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+
+
 def recall_figure(metrics: dict) -> bytes:
-    """ROUGE-1 recall of the lead by the first L tokens of the input, per corpus."""
+    """ROUGE-1 recall of the lead by the first L tokens of the input: one panel per corpus, the
+    Ls on the axis, one legend above the panels. Each extractor has its own colour, marker and a
+    small horizontal offset, so that curves which coincide stay apart; the intervals are in the
+    tables (bands of six curves would merge)."""
     corpora, extractors = metrics["corpora"], metrics["extractors"]
-    fig, axes = plt.subplots(1, len(corpora), figsize=(4.2 * len(corpora), 3.6), sharey=True)
-    if len(corpora) == 1:
-        axes = [axes]
+    lengths = metrics["lengths"]
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.2), sharey=True,
+                             squeeze=False)
+    axes = list(axes[0])
+    spread = 0.012  # decades between neighbouring extractors' markers
     for ax, corpus in zip(axes, corpora, strict=True):
         for k, ext in enumerate(extractors):
             curve = metrics["input_recall"][ext][corpus]
-            xs = [p["length"] for p in curve]
-            ax.plot(xs, [100 * p["mean"] for p in curve], marker="o", markersize=3,
-                    color=COLORS[k % len(COLORS)], label=ext,
+            shift = 10 ** ((k - (len(extractors) - 1) / 2) * spread)
+            ax.plot([p["length"] * shift for p in curve], [100 * p["mean"] for p in curve],
+                    marker=MARKERS[k % len(MARKERS)], markersize=5, linewidth=1.6,
+                    color=COLORS[k % len(COLORS)], label=ext, alpha=0.9,
                     linestyle="--" if ext == "cheating" else "-")
-            ax.fill_between(xs, [100 * p["low"] for p in curve],
-                            [100 * p["high"] for p in curve], color=COLORS[k % len(COLORS)],
-                            alpha=0.12, linewidth=0)
         ax.set_xscale("log")
+        ax.set_xticks(lengths, [_length_label(n) for n in lengths])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel("L (subword tokens of input)")
-        ax.set_title(corpus)
+        ax.set_title(f"{corpus} corpus", fontsize=11)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("ROUGE-1 recall of the lead (x100)")
-    axes[-1].legend(fontsize=8, loc="lower right")
-    fig.suptitle("Input recall vs L", fontsize=11)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(extractors), fontsize=10,
+               frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return _png(fig)
 
 
@@ -104,15 +123,40 @@ def _png(fig) -> bytes:
 # Each table is (caption, header, rows) so that Markdown and HTML render the same content.
 
 
-def rouge_table(metrics: dict) -> tuple[str, list[str], list[list[str]]]:
-    header = ["extractor", "corpus"] + [ROUGE_LABELS[t] for t in metrics["rouge_types"]]
+def rouge_table(metrics: dict, rtype: str) -> tuple[str, list[str], list[list[str]]]:
+    """One ROUGE type: extractor rows x corpus columns, mean [95% CI]."""
+    header = ["extractor"] + metrics["corpora"]
+    rows = [[ext] + [with_ci(metrics["extractive_rouge"][ext][c][rtype])
+                     for c in metrics["corpora"]] for ext in metrics["extractors"]]
+    note = " (what the recommendation ranks by)" if rtype == "rougeL" else ""
+    return (f"{ROUGE_LABELS[rtype]} F1 (x100, mean [95% CI]){note}", header, rows)
+
+
+def difference_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None:
+    """ROUGE-L of every usable extractor minus the best one's, per corpus, paired bootstrap."""
+    per_corpus = metrics["recommendation"]["per_corpus"]
+    if not any(entry.get("ahead_of") for entry in per_corpus.values()):
+        return None
+    header = ["extractor"] + metrics["corpora"]
     rows = []
     for ext in metrics["extractors"]:
+        if ext == "cheating":
+            continue
+        row = [ext]
         for corpus in metrics["corpora"]:
-            scores = metrics["extractive_rouge"][ext][corpus]
-            rows.append([ext, corpus] + [with_ci(scores[t]) for t in metrics["rouge_types"]])
-    return ("Extractive ROUGE F1 (x100, mean [95% CI]): ranked paragraphs cut to the lead's "
-            "length", header, rows)
+            entry = per_corpus[corpus]
+            d = entry.get("ahead_of", {}).get(ext)
+            if ext == entry["best"]:
+                row.append("best")
+            elif d is None or d["low"] is None:
+                row.append("-")
+            else:
+                flipped = {"mean": -d["mean"], "low": -d["high"], "high": -d["low"]}
+                row.append(f"{signed(flipped['mean'])} [{signed(flipped['low'])}, "
+                           f"{signed(flipped['high'])}]" + (" *" if d["clear"] else ""))
+        rows.append(row)
+    return ("ROUGE-L minus the best usable extractor's (x100, 95% interval of the paired "
+            "bootstrap of the per-article differences; *: clearly behind)", header, rows)
 
 
 def recall_table(metrics: dict, corpus: str) -> tuple[str, list[str], list[list[str]]]:
@@ -176,25 +220,51 @@ def drops_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None:
 
 
 def learned_table(metrics: dict) -> tuple[str, list[str], list[list[str]]] | None:
+    """The learned extractor beside tf-idf and cheating: extractor rows, per corpus its ROUGE-L
+    and its input recall at the smallest L (where the ranking matters most)."""
     comp = metrics.get("learned_comparison")
     if not comp:
         return None
     lengths = metrics["lengths"]
-    header = ["extractor", "corpus", "ROUGE-L", f"recall L={lengths[0]}",
-              f"recall L={lengths[len(lengths) // 2]}", f"recall L={lengths[-1]}"]
-    rows = []
+    header = ["extractor"]
     for corpus in metrics["corpora"]:
-        for ext, by_corpus in comp.items():
+        header += [f"{corpus} ROUGE-L", f"{corpus} recall L={lengths[0]}"]
+    rows = []
+    for ext, by_corpus in comp.items():
+        row = [ext]
+        for corpus in metrics["corpora"]:
             entry = by_corpus[corpus]
-            curve = entry["recall"]
-            rows.append([ext, corpus, with_ci(entry["rouge"]["rougeL"]), pct(curve[0]["mean"]),
-                         pct(curve[len(curve) // 2]["mean"]), pct(curve[-1]["mean"])])
-    return "The learned extractor beside tf-idf and the cheating ceiling", header, rows
+            row += [pct(entry["rouge"]["rougeL"]["mean"]), pct(entry["recall"][0]["mean"])]
+        rows.append(row)
+    return ("The learned extractor beside tf-idf and the cheating extractor (x100, means)",
+            header, rows)
+
+
+def provenance_table(metrics: dict) -> tuple[str, list[str], list[list[str]]]:
+    prov = metrics.get("provenance") or {}
+    options = prov.get("options") or {}
+    rows = [["wikisum version", str(prov.get("wikisum_version", "unknown"))],
+            ["created (UTC)", str(prov.get("created", "unknown"))],
+            ["data", str(prov.get("data") or metrics["data"])],
+            ["ingest output it was ranked from", str(metrics.get("source") or "unknown")]]
+    rows += [[f"option {name}", ",".join(map(str, v)) if isinstance(v, list) else str(v)]
+             for name, v in options.items()]
+    if metrics.get("dataset_rows"):
+        rows.append(["articles per split", ", ".join(f"{s} {n}" for s, n in
+                                                     metrics["dataset_rows"].items())])
+    b = metrics["bootstrap"]
+    rows.append(["bootstrap", f"{b['samples']} Poisson resamples, seed {b['seed']}, "
+                              "the same per-article weights for every metric (paired)"])
+    return "What made this report", ["", ""], rows
 
 
 def tables(metrics: dict) -> list[tuple[str, tuple | None]]:
     """(section, table) in report order; a None table is explained in the section text."""
-    out = [("rouge", rouge_table(metrics))]
+    out = [("rouge", rouge_table(metrics, "rougeL"))]
+    diffs = difference_table(metrics)
+    if diffs:
+        out.append(("rouge", diffs))
+    out += [("rouge", rouge_table(metrics, t)) for t in metrics["rouge_types"] if t != "rougeL"]
     out += [("recall", recall_table(metrics, c)) for c in metrics["corpora"]]
     out += [("stats", stats_table(metrics)), ("totals", totals_table(metrics)),
             ("drops", drops_table(metrics)), ("learned", learned_table(metrics))]
@@ -210,19 +280,34 @@ SECTIONS = {
     "rouge": ("1. Extractive-only ROUGE",
               "For every extractor and corpus, the ranked paragraphs cut to the number of words "
               "of the lead, scored against the lead (rouge-score, Porter stemming; ROUGE-L is the "
-              "summary-level LCS `rougeL`, as tensor2tensor computes it). The cheating extractor "
-              "ranks by bigram recall of the lead itself and is a ceiling, not a choice."),
+              "summary-level LCS `rougeL`, as tensor2tensor computes it). An extractor is "
+              "clearly ahead of another when the paired bootstrap of their per-article "
+              "differences gives a 95% interval that excludes 0. The cheating extractor reads "
+              "the lead (it ranks by bigram recall of it), so it is never a choice; it is "
+              "usually, not always, the best on ROUGE-L."),
     "recall": ("2. Input recall vs L",
                "ROUGE-1 recall of the lead by the first L subword tokens of the model input "
-               "(title, then paragraphs in rank order). Identity is the floor, cheating the "
-               "ceiling; where a curve flattens, a longer input adds little."),
+               "(title, then paragraphs in rank order): how much of the lead a model could find "
+               "in its input. Identity keeps the references' order; where a curve flattens, a "
+               "longer input adds little. Once L holds a corpus whole, every extractor's input "
+               "is the same and the curves meet."),
     "stats": ("3. Dataset statistics",
               "Percentiles over the scored articles (paper, Table 2). Citation and search-result "
               "sizes are per document, in words of extracted text."),
     "learned": ("4. The learned extractor",
                 "The learned ranker against tf-idf (the paper's choice) and the cheating "
-                "ceiling."),
+                "extractor."),
 }
+VIEW_TITLE = "5. Articles side by side"
+ABOUT_TITLE = "About this report"
+
+
+def _view_text(metrics: dict) -> str:
+    corpus = metrics["recommendation"]["best_corpus"]
+    return (f"For {len(metrics['article_views'])} articles (a fixed choice: the smallest hashes "
+            f"of their ids), the lead beside the top-ranked paragraphs of each extractor on the "
+            f"{corpus} corpus (the recommended one), with each extractor's ROUGE-L on that "
+            "article. The other corpora's are in metrics.json (`article_views`).")
 
 
 def _md_table(table) -> str:
@@ -233,13 +318,17 @@ def _md_table(table) -> str:
     return "\n".join(lines) + "\n"
 
 
+NUMERIC = re.compile(r"^([-+]?\d|-$|best$)")  # right-aligned cells
+
+
 def _html_table(table) -> str:
     caption, header, rows = table
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    return (f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    body = "".join("<tr>" + "".join(
+        f"<td>{html.escape(c)}</td>" if NUMERIC.match(c) else
+        f"<td class='t'>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return (f"<p class='caption'>{html.escape(caption)}</p><div class='scroll'><table>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 def _missing(section: str, metrics: dict) -> str:
@@ -253,8 +342,76 @@ def _missing(section: str, metrics: dict) -> str:
 
 def _subtitle(metrics: dict) -> str:
     sample = f", a sample of {metrics['sample']}" if metrics.get("sample") else ""
+    prov = metrics.get("provenance") or {}
+    made = (f" &middot; wikisum {prov['wikisum_version']}, {prov['created'][:10]}"
+            if prov.get("created") else "")
     return (f"{metrics['data']} &middot; split {metrics['split']}{sample} &middot; "
-            f"{metrics['articles']} articles scored")
+            f"{metrics['articles']} articles scored{made}")
+
+
+def _domain(url: str | None) -> str:
+    return urlsplit(url).netloc if url else ""
+
+
+STOPWORDS = frozenset("""about after also been before being between both could does from have
+into its more most much other over same some such than that their them then there these they
+this those through under very were what when where which while with would your""".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3
+            and w not in STOPWORDS}
+
+
+def _mark_shared(text: str, lead_words: set[str]) -> str:
+    """Escaped text, words that the lead has too (content words) in <mark>."""
+    out = []
+    for token in re.split(r"(\s+)", text):
+        core = re.sub(r"[^a-z0-9]", "", token.lower())
+        escaped = html.escape(token)
+        out.append(f"<mark>{escaped}</mark>" if core in lead_words else escaped)
+    return "".join(out)
+
+
+def _md_view(metrics: dict) -> list[str]:
+    corpus = metrics["recommendation"]["best_corpus"]
+    out = []
+    for view in metrics["article_views"]:
+        out += [f"### {view['title']}", "", "> **Lead.** " + " ".join(view["lead"].split()), "",
+                f"| extractor | ROUGE-L | top-ranked paragraphs ({corpus}) |", "|---|---|---|"]
+        for ext in metrics["extractors"]:
+            paras = "<br>".join(f"{k + 1}. {p['text']}" + (f" ({_domain(p['url'])})"
+                                                            if p.get("url") else "")
+                                for k, p in enumerate(view["top"][ext][corpus]))
+            out.append(f"| {ext} | {pct(view['rougeL'][ext][corpus])} | "
+                       f"{paras.replace('|', '&#124;') or '(no paragraphs)'} |")
+        out.append("")
+    return out
+
+
+def _html_view(metrics: dict) -> str:
+    corpus = metrics["recommendation"]["best_corpus"]
+    parts = []
+    for view in metrics["article_views"]:
+        lead_words = _content_words(view["lead"])
+        blocks = []
+        for ext in metrics["extractors"]:
+            items = "".join(
+                f"<li>{_mark_shared(p['text'], lead_words)}"
+                + (f" <span class='src'>{html.escape(_domain(p['url']))}</span>"
+                   if p.get("url") else "") + "</li>"
+                for p in view["top"][ext][corpus]) or "<li>(no paragraphs)</li>"
+            blocks.append(f"<div class='ext'><h4>{html.escape(ext)} <span class='score'>"
+                          f"ROUGE-L {pct(view['rougeL'][ext][corpus])}</span></h4>"
+                          f"<ol>{items}</ol></div>")
+        parts.append(f"<section class='article'><h3>{html.escape(view['title'])}</h3>"
+                     f"<div class='side'><div class='lead'><h4>Lead</h4>"
+                     f"<p>{html.escape(view['lead'])}</p></div>"
+                     f"<div class='exts'>{''.join(blocks)}</div></div></section>")
+    return "".join(parts)
+
+
+FIGURES = {"rouge": "extractive_rouge.png", "recall": "input_recall.png"}
 
 
 def to_markdown(metrics: dict, figure_files: dict[str, str]) -> str:
@@ -268,28 +425,43 @@ def to_markdown(metrics: dict, figure_files: dict[str, str]) -> str:
             title, text = SECTIONS[section]
             out += [f"## {title}", "", text, ""]
             done.add(section)
-            figure = {"rouge": "extractive_rouge.png", "recall": "input_recall.png"}.get(section)
+            figure = FIGURES.get(section)
             if figure in figure_files:
                 out += [f"![{title}]({figure_files[figure]})", ""]
         out += [_md_table(table) if table else _missing(section, metrics), ""]
-    out += ["Every number is in `metrics.json`; per-article scores in "
+    if metrics.get("article_views"):
+        out += [f"## {VIEW_TITLE}", "", _view_text(metrics), ""] + _md_view(metrics)
+    out += [f"## {ABOUT_TITLE}", "", _md_table(provenance_table(metrics)),
+            "Every number is in `metrics.json`; per-article scores in "
             f"`{metrics['per_article_file']}`.", ""]
     return "\n".join(out)
 
 
 CSS = """
 body{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
-max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+max-width:1180px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{margin-bottom:0.1em}.sub{color:#666;margin-top:0}
 h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.8em}
-table{border-collapse:collapse;margin:0.8em 0 1.4em;font-size:0.9em}
-caption{text-align:left;font-style:italic;color:#555;padding-bottom:0.3em}
-th,td{border:1px solid #ddd;padding:0.3em 0.6em;text-align:right}
-th:first-child,td:first-child,td:nth-child(2){text-align:left}
+.caption{font-style:italic;color:#555;margin:1.2em 0 0.3em}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;margin:0 0 1.2em;font-size:0.9em}
+th,td{border:1px solid #ddd;padding:0.3em 0.6em;text-align:right;white-space:nowrap}
+th:first-child,td:first-child,td.t{text-align:left}
+thead th{background:#f0f0f0}
 tbody tr:nth-child(even){background:#f7f7f7}
 .pick{background:#eef6ee;border-left:4px solid #55a868;padding:0.6em 1.2em;margin:1em 0}
+.pick li{margin:0.3em 0}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
 .note{color:#777;font-size:0.9em}
+.article{margin:1.2em 0 2em}
+.side{display:grid;grid-template-columns:minmax(240px,1fr) 2.4fr;gap:1em;align-items:start}
+.lead{background:#f4f7fb;border-left:4px solid #4c72b0;padding:0.2em 1em;position:sticky;top:0}
+.exts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.8em}
+.ext{border:1px solid #e3e3e3;border-radius:4px;padding:0 0.8em;font-size:0.88em}
+.ext h4,.lead h4{margin:0.6em 0 0.3em}.score{color:#666;font-weight:normal;float:right}
+.ext ol{padding-left:1.3em;margin:0.3em 0 0.6em}.ext li{margin-bottom:0.4em}
+.src{color:#888;font-size:0.9em}
+mark{background:#fff1b8;padding:0}
 """
 
 
@@ -313,15 +485,94 @@ def to_html(metrics: dict, pngs: dict[str, bytes]) -> str:
             title, text = SECTIONS[section]
             parts += [f"<h2>{html.escape(title)}</h2>", f"<p>{_prose(text)}</p>"]
             done.add(section)
-            figure = {"rouge": "extractive_rouge.png", "recall": "input_recall.png"}.get(section)
+            figure = FIGURES.get(section)
             if figure in pngs:
                 parts.append(img(figure, title))
         parts.append(_html_table(table) if table else
                      f"<p class='note'>{_prose(_missing(section, metrics))}</p>")
-    parts.append(f"<p class='note'>Every number is in metrics.json; per-article scores in "
-                 f"{html.escape(metrics['per_article_file'])}. Bootstrap: "
-                 f"{metrics['bootstrap']['samples']} Poisson resamples, seed "
-                 f"{metrics['bootstrap']['seed']}.</p>")
+    if metrics.get("article_views"):
+        parts += [f"<h2>{VIEW_TITLE}</h2>", f"<p>{_prose(_view_text(metrics))} Words the lead "
+                  "has too are <mark>marked</mark>.</p>", _html_view(metrics)]
+    parts += [f"<h2>{ABOUT_TITLE}</h2>", _html_table(provenance_table(metrics)),
+              f"<p class='note'>Every number is in metrics.json; per-article scores in "
+              f"{html.escape(metrics['per_article_file'])}.</p>"]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<title>wikisum extractor report</title>"
+            f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+# ---------------------------------------------------------------------------------- two builds
+
+
+def _change(d: dict) -> str:
+    """ "51.7 -> 53.0 (+1.3*)": A, B, the difference; * when its interval excludes 0."""
+    return f"{pct(d['a'])} -> {pct(d['b'])} ({signed(d['difference'])}{'*' if d['clear'] else ''})"
+
+
+def _count(x) -> str:
+    return "-" if x is None else str(x)
+
+
+def compare_tables(comp: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The comparison of two builds (:func:`wikisum.pipeline.report.compare`) as tables."""
+    out = []
+    rows = []
+    for side in ("a", "b"):
+        s, prov = comp[side], comp[side].get("provenance") or {}
+        rec = s["recommendation"]
+        rows.append([side.upper(), s["data"], s["split"], rec["extractor"], rec["corpus"],
+                     _count(rec["length"]), str(prov.get("wikisum_version", "-")),
+                     str(prov.get("created", "-"))])
+    out.append(("The two builds and what each report recommends",
+                ["", "data", "split", "extractor", "corpus", "L", "wikisum", "created (UTC)"],
+                rows))
+    for corpus in comp["corpora"]:
+        out.append((f"Input recall (x100, A -> B, difference; *: its 95% interval excludes 0), "
+                    f"{corpus} corpus", ["extractor"] + [f"L={n}" for n in comp["lengths"]],
+                    [[e] + [_change(d) for d in comp["input_recall"][e][corpus]]
+                     for e in comp["extractors"]]))
+    out.append(("Extractive ROUGE-L (x100, A -> B, difference)", ["extractor"] + comp["corpora"],
+                [[e] + [_change(comp["rougeL"][e][c]) for c in comp["corpora"]]
+                 for e in comp["extractors"]]))
+    rows = [[name, _count(a), _count(b), "-" if a is None or b is None else f"{b - a:+d}"]
+            for name, (a, b) in comp["counts"].items()]
+    rows += [[f"{name} coverage", "-" if a is None else f"{100 * a:.1f}%",
+              "-" if b is None else f"{100 * b:.1f}%",
+              "-" if a is None or b is None else signed(b - a)]
+             for name, (a, b) in comp["coverage"].items()]
+    out.append(("Counts (the scored articles; coverage in points)", ["", "A", "B", "B - A"], rows))
+    rows = [[stage, reason, str(a), str(b), f"{b - a:+d}"]
+            for stage, reasons in comp["ingest_drops"].items()
+            for reason, (a, b) in reasons.items() if a != b]
+    if rows:
+        out.append(("What the ingest runs dropped, where the counts differ (\"in\": the stage's "
+                    "input)", ["stage", "reason", "A", "B", "B - A"], rows))
+    missing = [f"only in {side.upper()}: {key} {', '.join(map(str, values))}"
+               for side in ("a", "b") for key, values in comp[f"only_in_{side}"].items()
+               if values]
+    if missing:
+        out.append(("Not compared", ["what"], [[m] for m in missing]))
+    return out
+
+
+COMPARE_INTRO = ("What differs between build A and build B: their reports' input recall and "
+                 "extractive ROUGE-L per extractor and corpus (B minus A; the interval treats "
+                 "the two builds' articles as independent samples), the counts, and what their "
+                 "ingest runs dropped.")
+
+
+def compare_markdown(comp: dict) -> str:
+    out = ["# Two builds compared", "", f"A: {comp['a']['data']}  ", f"B: {comp['b']['data']}",
+           "", COMPARE_INTRO, ""]
+    out += [_md_table(t) for t in compare_tables(comp)]
+    return "\n".join(out) + "\n"
+
+
+def compare_html(comp: dict) -> str:
+    parts = ["<h1>Two builds compared</h1>",
+             f"<p class='sub'>A: {html.escape(comp['a']['data'])}<br>"
+             f"B: {html.escape(comp['b']['data'])}</p>", f"<p>{html.escape(COMPARE_INTRO)}</p>"]
+    parts += [_html_table(t) for t in compare_tables(comp)]
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<title>wikisum: two builds compared</title>"
             f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n")

@@ -145,6 +145,21 @@ RANKED = pa.schema([
 
 ALL["ranked"] = RANKED
 
+# ``wikisum rank``: DATA/inputs/{EXTRACTOR}-{CORPUS}-{L}/{split}-NNNNN-of-NNNNN.parquet, one row
+# per article: the model input the loader builds for that extractor x corpus x L, ready to read
+# without wikisum (``datasets.load_dataset(DATA)``, the dataset card's configs).
+
+MODEL_INPUTS = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("input", pa.string(), nullable=False),  # input_ids decoded
+    pa.field("target", pa.string(), nullable=False),  # the lead
+    pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # title, <t>, paragraphs; <= L
+    pa.field("target_ids", pa.list_(pa.int32()), nullable=False),  # the lead's ids, no </s>
+], metadata={"wikisum.table": "model_inputs", "wikisum.format": str(FORMAT_VERSION)})
+
+ALL["model_inputs"] = MODEL_INPUTS
+
 # ------------------------------------------------------------------------------------------
 # ``wikisum convert-pairs``: OUT/{split}-NNNNN-of-NNNNN.parquet, one row per headline pair
 # (Rush et al. 2015 Gigaword format: article line -> title line). Shards hold consecutive lines.

@@ -46,7 +46,7 @@ def built_sample(sample_corpus, tmp_path_factory) -> tuple[Path, dict]:
                        "--warc", str(sample / "warc" / "*.warc.gz"),
                        "--wet", str(sample / "wet" / "*.warc.wet.gz"),
                        "--search-results", str(sample / "search_results.jsonl"),
-                       "--out", str(out), "--vocab-size", "3000", "--rank-shards", "2"])
+                       "--out", str(out), "--vocab-size", "3000", "--shards", "2"])
     assert status == 0
     return out, manifest
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+from types import SimpleNamespace
 
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from wikisum.pipeline import beamio, ccfetch, crawl
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "Beam job: look URLs up in Common Crawl's index, fetch their records into WARC files"
 DESCRIPTION = """\
@@ -47,17 +44,22 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
   log/cc_fetch_log-RUN-SSSSS-of-NNNNN.parquet    one row per distinct URL: its outcome
   summary-RUN.json, summary.json                 outcomes by reason, per stage, coverage
 """
-EPILOG = checks.BEAM_OPTIONS
+EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 
 
-size = checks.parsed(crawl.parse_size, "size")
-date = checks.parsed(ccfetch.parse_before, "date")
+def parse_before(text: str) -> str:
+    from wikisum.pipeline.ccfetch import parse_before
+
+    return parse_before(text)
+
+
+date = checks.parsed(parse_before, "date")
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("cc-fetch", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = ccfetch.CcFetchConfig(urls=(), out="")
+    d = SimpleNamespace(**defaults.CC_FETCH)  # ccfetch.CcFetchConfig's defaults
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
                    help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -97,7 +99,7 @@ def add_parser(subparsers) -> None:
                    help="split the fetches into N groups, fetched in parallel by the workers: "
                         "at most N x --per-host-concurrency requests in flight in all "
                         "(default: %(default)s)")
-    p.add_argument("--max-total-bytes", type=size, default=None, metavar="SIZE",
+    p.add_argument("--max-total-bytes", type=checks.byte_size(1), default=None, metavar="SIZE",
                    help="stop fetching past this many record bytes (split evenly over the "
                         "groups; the rest is logged found(byte_budget) and fetched by a "
                         "rerun), e.g. 50GB (default: no cap)")
@@ -112,14 +114,17 @@ def add_parser(subparsers) -> None:
                         "random 0.5-1.5 (default: %(default)s)")
     p.add_argument("--user-agent", default=d.user_agent, metavar="UA",
                    help="User-Agent sent (default: %(default)r)")
-    p.add_argument("--warc-part-bytes", type=size, default=d.warc_part_bytes, metavar="SIZE",
-                   help="start a new WARC part past this size (default: 1GB)")
+    p.add_argument("--warc-part-bytes", type=checks.byte_size(1), default=d.warc_part_bytes,
+                   metavar="SIZE", help="start a new WARC part past this size (default: 1GB)")
     p.add_argument("--log-shards", type=checks.count(1, 10_000), default=d.log_shards,
                    metavar="N", help="log files per run (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)
 
 
-def config_from_args(args) -> ccfetch.CcFetchConfig:
+def config_from_args(args):
+    """The job's :class:`wikisum.pipeline.ccfetch.CcFetchConfig`."""
+    from wikisum.pipeline import ccfetch
+
     if args.source == "api" and not args.crawls:
         raise SystemExit("wikisum cc-fetch: --source api needs at least one --crawl "
                          "(e.g. --crawl CC-MAIN-2017-13; the crawls are listed at "
@@ -139,15 +144,33 @@ def config_from_args(args) -> ccfetch.CcFetchConfig:
         warc_part_bytes=args.warc_part_bytes, log_shards=args.log_shards)
 
 
+def watch(urls, options):
+    """Progress of a local run: URLs settled (fetched, not in the index, failed or skipped) of the
+    distinct URLs in the --urls lists, with the index lookups made."""
+
+    def total() -> int:
+        from wikisum.pipeline import beamio
+        from wikisum.pipeline.urls import normalize_url
+
+        return beamio.count_distinct_lines(urls, lambda line: normalize_url(line) or line)
+
+    return progress.watch_job("cc-fetch", options, "URLs", total=total, others=("lookups",))
+
+
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline import beamio, ccfetch
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     options = PipelineOptions(beam_argv or [])
     config = config_from_args(args)
     if not beamio.is_dry_run(options):  # a dry run touches no filesystem
         checks.output_dir(args.out, "cc-fetch")
         checks.input_files(args.urls, "--urls", "cc-fetch")
     try:
-        summary = ccfetch.run(config, options)
+        with watch(config.urls, options):
+            summary = ccfetch.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum cc-fetch: {exc}") from exc
     if summary is None:
@@ -171,6 +194,8 @@ def format_summary(summary: dict, out: str) -> str:
         lines.append(f"  {outcome:12s} {n:>8d}" + (f"  ({reasons})" if reasons else ""))
     lines.append(f"  WARC files written: {len(summary['warc_files'])}")
     lines.extend(f"    {path}" for path in summary["warc_files"])
+    from apache_beam.io.filesystems import FileSystems
+
     pattern = FileSystems.join(out, "warc", "*.warc.gz")
     lines.append("Read them with:")
     lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "

@@ -1,4 +1,9 @@
-"""The ``wikisum`` command."""
+"""The ``wikisum`` command.
+
+Building the parser imports no heavy module (Beam, torch, pyarrow, scikit-learn, sentencepiece,
+trafilatura): each command module imports them in the function that runs it, so that --help,
+--version and usage errors answer at once.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ from wikisum.workflows import (
     demo,
     evaluate,
     exemplars,
+    export,
     ingest,
+    progress,
     rank,
     report,
     sample,
@@ -25,7 +32,7 @@ from wikisum.workflows import (
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
 COMMANDS = [sample, ingest, ccfetch, crawl, vocab, rank, build, report, convert_pairs, exemplars,
-            train, decode, evaluate, demo]
+            train, decode, export, evaluate, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited
@@ -34,13 +41,40 @@ sections from it. Run `wikisum COMMAND --help` for a command's inputs, outputs a
 """
 
 
+def version() -> str:
+    """The installed distribution's version; "unknown" when run from a source tree that is
+    not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("wikisum")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def add_verbosity(parser: argparse.ArgumentParser, default=progress.NORMAL) -> None:
+    """-q/--quiet and -v/--verbose. A command's own copies default to SUPPRESS, so that the
+    flags work before the command's name (``wikisum -q rank ...``) and after it alike."""
+    group = parser.add_argument_group("output")
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const",
+                       const=progress.QUIET, default=default,
+                       help="print results and warnings only")
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const",
+                       const=progress.VERBOSE, default=default,
+                       help="print details as well")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wikisum", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    add_verbosity(parser)
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     subparsers.required = True
     for module in COMMANDS:
         module.add_parser(subparsers)
+    for command in subparsers.choices.values():
+        add_verbosity(command, default=argparse.SUPPRESS)
     return parser
 
 
@@ -59,7 +93,9 @@ def beam_option_parser() -> argparse.ArgumentParser:
 
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:
-    return [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+    """The long options --help shows (retired spellings left out)."""
+    return [s for action in parser._actions for s in action.option_strings
+            if s.startswith("--") and action.help is not argparse.SUPPRESS]
 
 
 def unknown_beam_args(rest: list[str]) -> list[str]:
@@ -93,7 +129,10 @@ def explain_unknown(unknown: list[str], known: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
+    progress.set_verbosity(args.verbosity)
     command = parser._subparsers._group_actions[0].choices[args.command]
+    for old, new in getattr(args, "retired_options", None) or []:
+        progress.detail(f"wikisum {args.command}: {old} is now spelt {new}")
     # Beam jobs pass Beam's options on to Beam; anything neither they nor Beam know is an error,
     # as it is for every other command (Beam would drop it with a warning and use defaults).
     if getattr(args, "beam_args", False):

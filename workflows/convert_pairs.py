@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.pipeline import pairs
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "headline pairs (*.article.txt / *.title.txt) -> token-id shards (AdaDec's Gigaword data)"
 DESCRIPTION = """\
@@ -28,6 +27,7 @@ Outputs in --out:
   dataset.json                     "kind": "pairs", vocabulary, special ids, rows per split
   drops-{split}.json               lines read, rows written, drops by reason and line number
   vocab.model                      the BPE model, when one was trained
+  README.md                        dataset card (`datasets.load_dataset(OUT)` reads the splits)
 """
 
 
@@ -44,14 +44,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--vocab", metavar="MODEL",
                    help="sentencepiece model to encode with (default: the one --out records, "
                         "or --out/vocab.model, trained on the train split when missing)")
-    p.add_argument("--vocab-size", type=checks.count(16), default=pairs.DEFAULT_VOCAB_SIZE,
+    p.add_argument("--vocab-size", type=checks.count(16), default=defaults.PAIRS_VOCAB_SIZE,
                    metavar="N",
                    help="BPE types when a vocabulary is trained, an upper bound "
                         "(default: %(default)s)")
-    p.add_argument("--max-texts", type=checks.count(1), default=pairs.DEFAULT_MAX_TEXTS,
+    p.add_argument("--max-texts", type=checks.count(1), default=defaults.PAIRS_MAX_TEXTS,
                    metavar="N",
                    help="lines sampled to train the vocabulary (default: %(default)s)")
-    p.add_argument("--shards", type=checks.count(1, 100_000), default=pairs.DEFAULT_SHARDS,
+    p.add_argument("--shards", type=checks.count(1, 100_000), default=defaults.PAIRS_SHARDS,
                    metavar="N",
                    help="shards for this split (default: %(default)s)")
     p.set_defaults(func=run)
@@ -72,7 +72,9 @@ def format_summary(summary: dict, out: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from wikisum.pipeline import pairs
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     checks.output_dir(args.out, "convert-pairs")
     if args.vocab_size < 16:
         raise SystemExit("wikisum convert-pairs: --vocab-size must be at least 16")

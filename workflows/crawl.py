@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+from types import SimpleNamespace
 
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from wikisum.pipeline import beamio, crawl
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
 DESCRIPTION = """\
@@ -36,14 +33,13 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
   log/crawl_log-RUN-SSSSS-of-NNNNN.jsonl         the same rows as JSON Lines
   summary-RUN.json, summary.json                 counts per outcome and reason; URLs in = out
 """
-EPILOG = checks.BEAM_OPTIONS
+EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 
 
-size = checks.parsed(crawl.parse_size, "size")
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("crawl", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = crawl.CrawlConfig(urls=(), out="")
+    d = SimpleNamespace(**defaults.CRAWL)  # crawl.CrawlConfig's defaults
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
                    help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -55,8 +51,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--timeout", type=checks.number(0, 3600, low_open=True), default=d.timeout_s,
                    metavar="S",
                    help="seconds to connect and for each read; a whole request gets "
-                        f"{crawl.DEADLINE_FACTOR:g}x (default: %(default)s)")
-    p.add_argument("--max-bytes", type=size, default=d.max_bytes, metavar="SIZE",
+                        f"{defaults.CRAWL_DEADLINE_FACTOR:g}x (default: %(default)s)")
+    p.add_argument("--max-bytes", type=checks.byte_size(1), default=d.max_bytes, metavar="SIZE",
                    help="body bytes kept per response, e.g. 10MB, 512KB, 4096; a longer body "
                         "is cut and its record marked truncated (default: 10MB)")
     p.add_argument("--url-deadline", type=checks.number(0, 86400, low_open=True),
@@ -77,14 +73,17 @@ def add_parser(subparsers) -> None:
                         "or an intranet; cloud metadata addresses stay refused)")
     p.add_argument("--no-verify-tls", dest="verify_tls", action="store_false",
                    help="accept any TLS certificate (old cited sites often have expired ones)")
-    p.add_argument("--warc-part-bytes", type=size, default=d.warc_part_bytes, metavar="SIZE",
-                   help="start a new WARC part past this size (default: 1GB)")
+    p.add_argument("--warc-part-bytes", type=checks.byte_size(1), default=d.warc_part_bytes,
+                   metavar="SIZE", help="start a new WARC part past this size (default: 1GB)")
     p.add_argument("--log-shards", type=checks.count(1, 10_000), default=d.log_shards, metavar="N",
                    help="log files per run (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)
 
 
-def config_from_args(args) -> crawl.CrawlConfig:
+def config_from_args(args):
+    """The job's :class:`wikisum.pipeline.crawl.CrawlConfig`."""
+    from wikisum.pipeline import crawl
+
     checks = [(args.per_host_concurrency >= 1, "--per-host-concurrency must be at least 1"),
               (args.delay >= 0, "--delay must not be negative"),
               (args.timeout > 0, "--timeout must be positive"),
@@ -105,15 +104,33 @@ def config_from_args(args) -> crawl.CrawlConfig:
         warc_part_bytes=args.warc_part_bytes, log_shards=args.log_shards)
 
 
+def watch(urls, options):
+    """Progress of a local run: URLs settled (fetched, refused, failed or skipped) of the
+    distinct URLs in the --urls lists."""
+
+    def total() -> int:
+        from wikisum.pipeline import beamio
+        from wikisum.pipeline.crawl.checks import check_url
+
+        return beamio.count_distinct_lines(urls, lambda line: check_url(line)[0])
+
+    return progress.watch_job("crawl", options, "URLs", total=total)
+
+
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline import beamio, crawl
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     options = PipelineOptions(beam_argv or [])
     if not beamio.is_dry_run(options):  # a dry run touches no filesystem
         checks.output_dir(args.out, "crawl")
         checks.input_files(args.urls, "--urls", "crawl")
     config = config_from_args(args)
     try:
-        summary = crawl.run(config, options)
+        with watch(config.urls, options):
+            summary = crawl.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum crawl: {exc}") from exc
     if summary is None:
@@ -135,6 +152,8 @@ def format_summary(summary: dict, out: str) -> str:
     warcs = summary["warc_files"]
     lines.append(f"  WARC files written: {len(warcs)}")
     lines.extend(f"    {path}" for path in warcs)
+    from apache_beam.io.filesystems import FileSystems
+
     pattern = FileSystems.join(out, "warc", "*.warc.gz")
     lines.append("Read them (with earlier captures, if any) with:")
     lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "

@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from wikisum.workflows import checks
+from wikisum.workflows import checks, progress
 
 HELP = "run the whole system on the generated sample corpus"
 DESCRIPTION = """\
@@ -89,13 +89,16 @@ def run(args: argparse.Namespace) -> int:
         "cc-fetch", "--urls", str(sample / "urls.txt"), "--crawl", CRAWL,
         "--index-url", server[0].base, "--data-url", server[0].base, "--index-rate", "1000",
         "--out", str(fresh(out / "cc"))]))
+    # every step says as much as the demo was asked to (cli.main sets the verbosity anew)
+    verbosity = {progress.QUIET: ["--quiet"], progress.VERBOSE: ["--verbose"]}.get(
+        progress.verbosity(), [])
     for i, (name, argv) in enumerate(steps, 1):
         if name == "cc-fetch":
             server.append(CommonCrawlServer(sample))
         try:
             argv = argv() if callable(argv) else argv  # later steps read earlier outputs
-            print(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}", flush=True)
-            status = cli.main(argv)
+            progress.say(f"\n[{i}/{len(steps)}] wikisum {' '.join(argv)}")
+            status = cli.main(verbosity + argv)
         finally:
             if name == "cc-fetch":
                 server.pop().close()

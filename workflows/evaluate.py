@@ -8,24 +8,52 @@ import json
 import os
 from pathlib import Path
 
-HELP = "ROUGE-1/2/L F1 and per-wordpiece perplexity of a `wikisum decode` predictions file"
+from wikisum.workflows import checks
+
+HELP = ("ROUGE-1/2/L, perplexity and their bootstrap intervals of a `wikisum decode` predictions "
+        "file, or a paired test of two")
 DESCRIPTION = """\
 Read PREDS (JSON lines from `wikisum decode`: id, prediction, reference, and reference_nll /
 reference_tokens for perplexity) and report ROUGE-1/2/L (F1, precision, recall; rouge-score with
 stemming), DUC-style 75-byte recall, redundancy and the reference's perplexity per wordpiece.
 
-Output: a short table on stdout, and the metrics as JSON in --out.
+Every score comes with a 95% percentile bootstrap interval (--bootstrap resamples of the
+examples, drawn with --seed, so a rerun gives the same interval); with fewer than 100
+examples the intervals are wide and a warning says so.
+
+Output: a short table on stdout, and the metrics as JSON in --out (each interval under
+"intervals", at the same path as its score).
+
+--compare A B scores two predictions files of the same examples (paired by id) and tests B
+against A for every score: the mean per-example difference B - A, its paired bootstrap 95%
+interval and a two-sided p-value from an approximate randomization test (random sign flips of
+the per-example differences, which draws from the exact null distribution of "A and B are
+interchangeable"), with a one-line verdict per score:
+
+  ROUGE-2 F1   12.10   13.30  B above A: +1.20 [0.40, 2.00], p = 0.003
+
+The comparison goes to --out as JSON (default: B with the suffix .compare.json).
 """
 
 REQUIRED = ("id", "prediction", "reference")
+DEFAULT_RESAMPLES = 1000  # wikisum.pipeline.stats.DEFAULT_RESAMPLES, without importing numpy here
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("evaluate", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preds", required=True, metavar="PREDS", help="predictions (.jsonl)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--preds", metavar="PREDS", help="predictions (.jsonl)")
+    what.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                      help="two predictions files of the same examples: test B against A")
     p.add_argument("--out", metavar="JSON",
-                   help="metrics file (default: PREDS with the suffix .metrics.json)")
+                   help="metrics file (default: PREDS with the suffix .metrics.json; with "
+                        "--compare, B with the suffix .compare.json)")
+    p.add_argument("--bootstrap", type=checks.count(0), default=DEFAULT_RESAMPLES, metavar="N",
+                   help=f"bootstrap resamples for the intervals and the paired test (default "
+                        f"{DEFAULT_RESAMPLES}; 0 leaves the intervals out, not with --compare)")
+    p.add_argument("--seed", type=checks.count(0), default=0,
+                   help="seed of the resamples (default 0; the same seed gives the same numbers)")
     p.set_defaults(func=run)
 
 
@@ -58,27 +86,124 @@ def default_out(preds: str) -> str:
     return str(Path(preds).with_suffix(".metrics.json"))
 
 
-def evaluate(preds: str, out: str | None = None) -> tuple[dict, str]:
-    """The metrics of ``preds``, written to ``out`` (default: :func:`default_out`)."""
-    from wikisum.models import evaluation
+def default_compare_out(b: str) -> str:
+    return str(Path(b).with_suffix(".compare.json"))
 
-    metrics = evaluation.summarize(read_predictions(preds))
-    metrics["predictions"] = str(preds)
-    target = Path(out or default_out(preds))
+
+def _write_json(data: dict, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, target)
+
+
+def _warnings(examples: int) -> list[str]:
+    from wikisum.pipeline import stats
+
+    warning = stats.small_sample_warning(examples)
+    return [warning] if warning else []
+
+
+def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RESAMPLES,
+             seed: int = 0) -> tuple[dict, str]:
+    """The metrics of ``preds`` with ``bootstrap`` resamples for their intervals (0: none),
+    written to ``out`` (default: :func:`default_out`). ``metrics["warnings"]`` says when too few
+    examples were scored for reliable intervals."""
+    from wikisum.models import evaluation
+
+    metrics = evaluation.summarize(read_predictions(preds), bootstrap=bootstrap, seed=seed)
+    metrics["predictions"] = str(preds)
+    metrics["warnings"] = _warnings(metrics["examples"])
+    target = Path(out or default_out(preds))
+    _write_json(metrics, target)
     return metrics, str(target)
 
 
-def run(args: argparse.Namespace) -> int:
+def _id_key(record: dict) -> str:
+    return json.dumps(record["id"], sort_keys=True)
+
+
+def _examples(ids: list[str]) -> str:
+    shown = ", ".join(ids[:3])
+    return f"{shown}, ..." if len(ids) > 3 else shown
+
+
+def pair_by_id(records_a: list[dict], records_b: list[dict], path_a: str = "A",
+               path_b: str = "B") -> tuple[list[dict], list[dict]]:
+    """``records_a`` and ``records_b`` in the same order (A's), paired by id; an error when an
+    id repeats in a file or the two files do not hold the same ids, saying what to do."""
+    by_id = []
+    for path, records in ((path_a, records_a), (path_b, records_b)):
+        index: dict[str, dict] = {}
+        for record in records:
+            key = _id_key(record)
+            if key in index:
+                raise ValueError(f"{path}: id {key} occurs more than once; a comparison pairs "
+                                 "examples by id, so each id must be unique")
+            index[key] = record
+        by_id.append(index)
+    only_a = [k for k in by_id[0] if k not in by_id[1]]
+    only_b = [k for k in by_id[1] if k not in by_id[0]]
+    if only_a or only_b:
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} id(s) only in {path_a} ({_examples(only_a)})")
+        if only_b:
+            parts.append(f"{len(only_b)} id(s) only in {path_b} ({_examples(only_b)})")
+        raise ValueError(
+            f"{path_a} and {path_b} do not hold the same examples: {'; '.join(parts)}. A paired "
+            f"comparison needs both systems' predictions of the same examples: decode the same "
+            f"split of the same data with the same --limit for both runs (and let an "
+            f"interrupted decode finish), then compare again")
+    return list(by_id[0].values()), [by_id[1][k] for k in by_id[0]]
+
+
+def compare(path_a: str, path_b: str, out: str | None = None, *,
+            bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> tuple[dict, str]:
+    """B against A (:func:`wikisum.models.evaluation.compare`), examples paired by id, written
+    to ``out`` (default: :func:`default_compare_out` of B). ``result["warnings"]`` notes few
+    examples and examples whose reference differs between the files."""
     from wikisum.models import evaluation
 
+    if bootstrap < 1:
+        raise ValueError("--compare needs --bootstrap of at least 1 (the paired test resamples)")
+    records_a, records_b = pair_by_id(read_predictions(path_a), read_predictions(path_b),
+                                      path_a, path_b)
+    result = evaluation.compare(records_a, records_b, bootstrap=bootstrap, seed=seed)
+    result["a"]["predictions"], result["b"]["predictions"] = str(path_a), str(path_b)
+    warnings = _warnings(result["examples"])
+    differ = sum(" ".join(a["reference"].split()) != " ".join(b["reference"].split())
+                 for a, b in zip(records_a, records_b, strict=True))
+    if differ:
+        warnings.append(f"{differ} of {result['examples']} examples have a different reference "
+                        f"in {path_a} and {path_b} (different data or vocabularies?); each file "
+                        f"is scored against its own references")
+    result["warnings"] = warnings
+    target = Path(out or default_compare_out(path_b))
+    _write_json(result, target)
+    return result, str(target)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from wikisum.models import evaluation
+    from wikisum.workflows.progress import say
+
     try:
-        metrics, path = evaluate(args.preds, args.out)
+        if args.compare:
+            path_a, path_b = args.compare
+            result, path = compare(path_a, path_b, args.out, bootstrap=args.bootstrap,
+                                   seed=args.seed)
+            say(f"A = {path_a}\nB = {path_b}\n{result['examples']} examples paired by id")
+            print(evaluation.format_comparison(result))
+        else:
+            result, path = evaluate(args.preds, args.out, bootstrap=args.bootstrap,
+                                    seed=args.seed)
+            print(evaluation.format_table(result))
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum evaluate: {exc}") from exc
-    print(evaluation.format_table(metrics))
-    print(f"metrics -> {path}")
+    for warning in result["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    say(f"{'comparison' if args.compare else 'metrics'} -> {path}")
     return 0

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import time
 
-from wikisum.pipeline import exemplars
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "retrieve each example's most similar training example (AdaDec's exemplars)"
 DESCRIPTION = """\
@@ -34,41 +32,53 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, metavar="DIR",
                    help="dataset directory (shards and dataset.json); the outputs go here")
-    p.add_argument("--extractor", default=exemplars.DEFAULT_EXTRACTOR,
+    p.add_argument("--extractor", default=defaults.EXEMPLAR_EXTRACTOR,
                    help="ranked datasets: extractor of the model input (default: %(default)s)")
-    p.add_argument("--corpus", default=exemplars.DEFAULT_CORPUS,
+    p.add_argument("--corpus", default=defaults.EXEMPLAR_CORPUS,
                    help="ranked datasets: corpus of the model input (default: %(default)s)")
     p.add_argument("--max-input-tokens", type=checks.count(1),
-                   default=exemplars.DEFAULT_MAX_INPUT_TOKENS,
+                   default=defaults.EXEMPLAR_MAX_INPUT_TOKENS,
                    metavar="L", help="ranked datasets: input length L (default: %(default)s)")
     p.add_argument("--block-size", type=checks.count(1), metavar="N",
                    help="queries per block (default: as many as keep one block's similarities "
-                        f"under {exemplars.DEFAULT_MAX_CELLS:,} floats, at most "
-                        f"{exemplars.MAX_BLOCK})")
-    p.add_argument("--workers", type=checks.count(1), default=exemplars.default_workers(),
+                        f"under {defaults.EXEMPLAR_MAX_CELLS:,} floats, at most "
+                        f"{defaults.EXEMPLAR_MAX_BLOCK})")
+    p.add_argument("--workers", type=checks.count(1), default=defaults.exemplar_workers(),
                    metavar="N",
                    help="threads, one block each (default: the usable CPUs, at most 8: "
                         "%(default)s here)")
     p.set_defaults(func=run)
 
 
-class ProgressPrinter:
-    """Prints `split: done/total` at most every ``every`` seconds, and when a split is done."""
+class SplitProgress:
+    """The callback ``exemplars.run`` reports (split, rows done, rows of the split) to: one
+    :class:`~wikisum.workflows.progress.Progress` per split, with the split's rows as its
+    total (a bar on a terminal; otherwise a line every ``every`` seconds with rate and ETA)."""
 
     def __init__(self, every: float = REPORT_EVERY_S):
-        self.every, self.started = every, time.monotonic()
-        self.last = self.started
+        self.every = every
+        self.current: progress.Progress | None = None
 
     def __call__(self, split: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - self.last >= self.every:
-            self.last = now
-            print(f"exemplars: {split}: {done}/{total} rows ({100 * done / max(1, total):.0f}%),"
-                  f" {now - self.started:.1f} s", flush=True)
+        what = f"exemplars {split}"
+        if self.current is None or self.current.what != what:
+            self.close()
+            self.current = progress.Progress(what, total, "rows", every=self.every)
+            self.current.note(f"{what}: {total:,} rows in all")
+        self.current.update(done - self.current.done)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from wikisum.pipeline import exemplars
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     if args.block_size is not None and args.block_size < 1:
         raise SystemExit("wikisum exemplars: --block-size must be at least 1")
     if args.workers < 1:
@@ -78,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
     config = exemplars.ExemplarConfig(args.data, args.extractor, args.corpus,
                                       args.max_input_tokens, args.block_size, args.workers)
     try:
-        summary = exemplars.run(config, ProgressPrinter())
+        shown = SplitProgress()
+        try:
+            summary = exemplars.run(config, shown)
+        finally:
+            shown.close()
     except (FileNotFoundError, ValueError, KeyError) as exc:
         raise SystemExit(f"wikisum exemplars: {exc}") from exc
     for split, entry in summary["splits"].items():

@@ -6,14 +6,7 @@ import argparse
 import logging
 import sys
 
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from wikisum.pipeline import beamio, ingest, language, shards
-from wikisum.pipeline.clones import CLONE_MEASURES
-from wikisum.pipeline.dedup import DedupConfig
-from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
-from wikisum.pipeline.references import DEFAULT_MAX_PAGE_BYTES, AttachConfig, CleanConfig
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\
@@ -31,7 +24,7 @@ Outputs in --out:
   missing_urls.txt                              cited URLs no WARC/WET provided (crawl input)
   missing_search_urls.txt                       the same for search-result URLs
 """
-EPILOG = checks.BEAM_OPTIONS
+EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 
 
 def add_parser(subparsers) -> None:
@@ -42,8 +35,9 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run, beam_args=True)
 
 
-def add_arguments(p) -> None:
-    """The job's options, shared with `wikisum build`."""
+def add_arguments(p, shards_option: str = "--shards") -> None:
+    """The job's options, shared with `wikisum build` (where the article shards are
+    ``--ingest-shards``: its ``--shards`` are the training shards)."""
     p.add_argument("--wiki", required=True, action="append", metavar="DUMP[,DUMP...]",
                    help="pages-articles XML dump(s), plain, .bz2 or .gz (repeatable)")
     p.add_argument("--warc", action="append", default=[], metavar="GLOB",
@@ -53,11 +47,11 @@ def add_arguments(p) -> None:
     p.add_argument("--search-results", metavar="JSONL",
                    help='search results, one {"title": ..., "urls": [...]} per line')
     p.add_argument("--clone-threshold", type=checks.number(0, 1),
-                   default=AttachConfig.clone_threshold, metavar="R",
+                   default=defaults.CLONE_THRESHOLD, metavar="R",
                    help="drop a reference that recalls more than R of the lead's words as a "
                         "clone (default: %(default)s)")
-    p.add_argument("--clone-measure", choices=CLONE_MEASURES,
-                   default=AttachConfig.clone_measure,
+    p.add_argument("--clone-measure", choices=defaults.CLONE_MEASURES,
+                   default=defaults.CLONE_MEASURE,
                    help="the lead's words a clone recalls: content (function words of --lang "
                         "left out; measured better on real pages, docs/benchmarks.md) or "
                         "unigram (every word, as in the paper) (default: %(default)s)")
@@ -71,34 +65,32 @@ def add_arguments(p) -> None:
                         "when near duplicates by MinHash (near); the first by citation order "
                         "is kept (default: %(default)s)")
     p.add_argument("--near-duplicate-threshold", type=checks.number(0, 1, low_open=True),
-                   default=DedupConfig.threshold, metavar="J",
+                   default=defaults.NEAR_DUPLICATE_THRESHOLD, metavar="J",
                    help="word-shingle Jaccard similarity from which a paragraph is a near "
                         "duplicate (default: %(default)s)")
-    p.add_argument("--num-shards", type=checks.count(1, 100_000), default=ingest.DEFAULT_SHARDS,
-                   metavar="N",
-                   help="article shards to write (default: %(default)s)")
+    checks.add_option(p, shards_option, retired=["--num-shards"], dest="num_shards",
+                      type=checks.count(1, 100_000), default=defaults.INGEST_SHARDS, metavar="N",
+                      help="article shards to write (default: %(default)s)")
     p.add_argument("--lang", default="en", help="Wikipedia language code (default: %(default)s)")
-    p.add_argument("--max-page-bytes", type=checks.count(1), default=DEFAULT_MAX_PAGE_BYTES,
-                   metavar="B",
+    p.add_argument("--max-page-bytes", type=checks.byte_size(1),
+                   default=defaults.MAX_PAGE_BYTES, metavar="SIZE",
                    help="captures larger than this are dropped as too_large "
-                        "(default: %(default)s)")
+                        f"(default: {checks.format_size(defaults.MAX_PAGE_BYTES)})")
     p.add_argument("--page-timeout", type=checks.number(0, 3600, low_open=True),
-                   default=CleanConfig.timeout_s, metavar="S",
+                   default=defaults.PAGE_TIMEOUT_S, metavar="S",
                    help="seconds allowed for extracting one page's text "
                         "(default: %(default)s)")
-    p.add_argument("--min-words", type=checks.count(0), default=CleanConfig.min_words,
+    p.add_argument("--min-words", type=checks.count(0), default=defaults.MIN_WORDS,
                    metavar="N",
                    help="paragraphs of a page's main text with fewer words are dropped as "
                         "too_few_words; 1 keeps headings, list items and captions, whose "
                         "furniture is dropped by what it says (default: %(default)s)")
-    p.add_argument("--max-article-bytes", type=checks.count(1), default=DEFAULT_MAX_TEXT_BYTES,
-                   metavar="B",
+    p.add_argument("--max-article-bytes", type=checks.byte_size(1),
+                   default=defaults.MAX_ARTICLE_BYTES, metavar="SIZE",
                    help="a dump page with more wikitext is dropped as too_large, unread "
-                        "(memory stays bounded by it; default: %(default)s)")
-    p.add_argument("--shard-buffer-mb", type=checks.count(1, 1_000_000),
-                   default=shards.DEFAULT_BUFFER_BYTES // (1024 * 1024), metavar="MB",
-                   help="rows a shard writer holds in memory before it sorts them on local "
-                        "disk; bounds a worker's memory per shard (default: %(default)s)")
+                        "(memory stays bounded by it; default: "
+                        f"{checks.format_size(defaults.MAX_ARTICLE_BYTES)})")
+    checks.add_shard_buffer(p)
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when the dump yields no article (by default an empty "
                         "output is an error: a wrong or garbled dump)")
@@ -117,6 +109,8 @@ def check_inputs(args, out: str, command: str) -> None:
 def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     """Warn when the output holds no article; True when that is an error: the dump yielded no
     article at all (a wrong or garbled dump), unless ``allow_empty``."""
+    from wikisum.pipeline import ingest
+
     pages = summary["stages"].get("pages", {"kept": 0, "dropped": {}})
     kept = pages.get("kept", 0)
     parsed = kept + sum(pages.get("dropped", {}).get(k, 0)
@@ -132,7 +126,12 @@ def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     return not allow_empty
 
 
-def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
+def config_from_args(args, out: str | None = None):
+    """The job's :class:`wikisum.pipeline.ingest.IngestConfig`."""
+    from wikisum.pipeline import ingest, language
+    from wikisum.pipeline.dedup import DedupConfig
+    from wikisum.pipeline.references import AttachConfig, CleanConfig
+
     if not 0.0 <= args.clone_threshold <= 1.0:
         raise SystemExit("wikisum ingest: --clone-threshold must be between 0 and 1")
     if args.reference_lang not in (None, "", "any") and not language.is_known(
@@ -144,7 +143,7 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
         print("wikisum ingest: warning: --near-duplicate-threshold has no effect with "
               f"--dedup {args.dedup}", file=sys.stderr)
     if args.num_shards < 1:
-        raise SystemExit("wikisum ingest: --num-shards must be at least 1")
+        raise SystemExit("wikisum ingest: --shards must be at least 1")
     return ingest.IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results,
@@ -156,17 +155,22 @@ def config_from_args(args, out: str | None = None) -> ingest.IngestConfig:
                 threshold=args.near_duplicate_threshold, near=args.dedup == "near")),
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
                           min_words=args.min_words),
-        buffer_bytes=args.shard_buffer_mb * 1024 * 1024)
+        buffer_bytes=args.shard_buffer)
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline import beamio, ingest
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     config = config_from_args(args)
     options = PipelineOptions(beam_argv or [])
     if not beamio.is_dry_run(options):  # a dry run touches no filesystem
         check_inputs(args, config.out, "ingest")
     try:
-        summary = ingest.run(config, options)
+        with watch(config, options):
+            summary = ingest.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum ingest: {exc}") from exc
     if summary is None:
@@ -175,6 +179,17 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if empty(summary, "ingest", args.allow_empty):
         return 1
     return 0 if summary["balanced"] else 1
+
+
+def watch(config, options, what: str = "ingest"):
+    """Progress of a local ingest run: input files read of all matched (dumps, WARC and WET
+    files), with the pages, records and articles counted so far."""
+    from wikisum.pipeline import beamio
+
+    return progress.watch_job(
+        what, options, "files",
+        total=lambda: beamio.count_files(config.wiki + config.warc + config.wet),
+        others=("pages", "records", "articles"))
 
 
 def format_summary(summary: dict, out: str) -> str:

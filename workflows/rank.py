@@ -5,25 +5,22 @@ from __future__ import annotations
 import argparse
 import logging
 
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from wikisum import extractors
-from wikisum.extractors import learned
-from wikisum.pipeline import beamio, outputs, rank, shards
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
 # Every registered extractor, so that a new one is listed without editing this text.
-RANKERS = ", ".join(name for name in extractors.NAMES if name != "learned")
+RANKERS = ", ".join(name for name in defaults.EXTRACTORS if name != "learned")
 DESCRIPTION = f"""\
 Tokenise every article (title, lead, each reference paragraph) once with the vocabulary and
 rank its paragraphs with every extractor ({RANKERS}, and
 learned when a model is given or trained) on every corpus (citations, search, combined).
 
-Outputs in --out:
+Input: --data, the --out directory of `wikisum ingest`. Outputs in --out:
   {{train,dev,test}}-NNNNN-of-NNNNN.parquet   one row per article (schema: docs/data.md)
   dataset.json                              vocabulary, special ids, extractors, row counts
+  inputs/EXTRACTOR-CORPUS-L/                ready model inputs, one set per --model-inputs
+  README.md                                 dataset card: `datasets.load_dataset(OUT)` reads
+                                            the default model inputs, (OUT, "ranked") all
   learned.pkl                               the learned extractor, with --train-learned
   rank_dead_letters/                        articles an extractor failed on
 """
@@ -32,17 +29,14 @@ Outputs in --out:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("rank", help=HELP, description=DESCRIPTION,
                               epilog="Beam pipeline options are passed through (see `wikisum "
-                                     "ingest --help`).",
+                                     "ingest --help`).\n" + checks.SIZES,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
-    p.add_argument("--in", dest="ingest_dir", required=True, metavar="DIR",
-                   help="output directory of `wikisum ingest`")
+    checks.add_option(p, "--data", retired=["--in"], dest="ingest_dir", required=True,
+                      metavar="DIR", help="output directory of `wikisum ingest`")
     p.add_argument("--vocab", required=True, metavar="MODEL", help="sentencepiece model")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--shard-buffer-mb", type=checks.count(1, 1_000_000),
-                   default=shards.DEFAULT_BUFFER_BYTES // (1024 * 1024), metavar="MB",
-                   help="rows a shard writer holds in memory before it sorts them on local "
-                        "disk; bounds a worker's memory per shard (default: %(default)s)")
+    checks.add_shard_buffer(p)
     p.set_defaults(func=run, beam_args=True)
 
 
@@ -53,11 +47,16 @@ def add_arguments(p) -> None:
                         "OUT/learned.pkl) and rank with it too")
     p.add_argument("--learned", metavar="PATH",
                    help="rank with this learned-extractor model as well")
-    p.add_argument("--learned-articles", type=checks.count(1), default=learned.DEFAULT_MAX_ARTICLES,
+    p.add_argument("--learned-articles", type=checks.count(1), default=defaults.LEARNED_ARTICLES,
                    metavar="N", help="train articles sampled to fit it (default: %(default)s)")
-    p.add_argument("--rank-shards", type=checks.count(1, 100_000), default=rank.DEFAULT_SHARDS,
-                   metavar="N",
-                   help="shards per split (default: %(default)s)")
+    p.add_argument("--model-inputs", default=defaults.MODEL_INPUTS,
+                   metavar="EXTRACTOR-CORPUS-L[,...]",
+                   help="ready model inputs to write (OUT/inputs/NAME/, a config of the dataset "
+                        "card, the first one the default), or 'all': every extractor x corpus "
+                        "at L 500 (default: %(default)s)")
+    checks.add_option(p, "--shards", retired=["--rank-shards"], dest="rank_shards",
+                      type=checks.count(1, 100_000), default=defaults.RANK_SHARDS, metavar="N",
+                      help="training shards per split (default: %(default)s)")
 
 
 def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str | None:
@@ -65,6 +64,11 @@ def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str
     dry run only names where it would be)."""
     if not args.train_learned:
         return args.learned
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.extractors import learned
+    from wikisum.pipeline import outputs, shards
+
     path = FileSystems.join(out, "learned.pkl")
     if dry_run:
         return path
@@ -72,22 +76,49 @@ def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str
                             ["title", "split", "lead", "references"])
     model = learned.train((r for r in rows if r["split"] == "train"), args.learned_articles)
     model.save(path)
-    print(f"learned extractor: fitted on {model.info['paragraphs']} paragraphs of "
+    progress.say(f"learned extractor: fitted on {model.info['paragraphs']} paragraphs of "
           f"{model.info['articles']} train articles -> {path}")
     return path
 
 
+def with_model_inputs(args, config):
+    """``config`` with the ready model inputs --model-inputs names (checked against the
+    extractors this run ranks with)."""
+    from dataclasses import replace
+
+    from wikisum.pipeline import rank
+
+    return replace(config, inputs=rank.parse_inputs(args.model_inputs, config.extractor_names()))
+
+
+def watch(ingest_dir: str, options, what: str = "rank"):
+    """Progress of a local rank run: articles ranked of the rows the ingest shards hold (their
+    Parquet footers say)."""
+
+    def total() -> int:
+        from wikisum.pipeline import outputs, shards
+
+        return sum(shards.row_count(path) for path in outputs.article_shards(ingest_dir))
+
+    return progress.watch_job(what, options, "articles", total=total)
+
+
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline import beamio, rank
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
     options = PipelineOptions(beam_argv or [])
     dry = beamio.is_dry_run(options)
     if not dry:
         checks.output_dir(args.out, "rank")
     try:
         model = learned_model(args, args.ingest_dir, args.out, dry)
-        config = rank.RankConfig(args.ingest_dir, args.vocab, args.out, model, args.rank_shards,
-                                 args.shard_buffer_mb * 1024 * 1024)
-        info = rank.run(config, options)
+        config = with_model_inputs(args, rank.RankConfig(
+            args.ingest_dir, args.vocab, args.out, model, args.rank_shards, args.shard_buffer))
+        with watch(args.ingest_dir, options):
+            info = rank.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum rank: {exc}") from exc
     if info is None:

@@ -6,11 +6,7 @@ import argparse
 import json
 import logging
 
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from wikisum.pipeline import beamio, report, report_render, shards
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults, progress
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
 DESCRIPTION = """\
@@ -22,7 +18,14 @@ Reproduce the paper's extractive analyses on a dataset built by `wikisum build` 
   3. dataset statistics: percentiles of lead, citation and search-result sizes, coverage,
      clones and self pages removed (read from the ingest shards the dataset came from)
   4. the learned extractor beside tf-idf and the cheating ceiling
-  5. what to pick: the best usable extractor per corpus and the L where recall stops growing
+  5. what to pick: the corpus whose input holds the most of the lead, the best usable
+     extractor on it (paired bootstrap of the per-article differences) and the L where its
+     recall stops growing
+  6. a few articles side by side: the lead beside each extractor's top-ranked paragraphs
+  7. provenance: wikisum version, date, data path and options
+
+`--compare BUILD_A BUILD_B` compares two builds instead (input recall per extractor and corpus,
+counts, drops): each is reported into --out/a and --out/b unless it is a report directory.
 
 Outputs in --out:
   report.html        self-contained (plots embedded); open it in a browser
@@ -49,35 +52,67 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("report", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, metavar="DIR",
-                   help="dataset directory (OUT/data of `wikisum build`)")
+    p.add_argument("--data", metavar="DIR",
+                   help="dataset directory (OUT/data of `wikisum build`); required unless "
+                        "--compare is given")
     p.add_argument("--out", required=True, metavar="DIR", help="where the report is written")
     p.add_argument("--split", default="dev", choices=("train", "dev", "test"),
                    help="split to score (default: %(default)s)")
-    p.add_argument("--lengths", type=parse_lengths, default=report.DEFAULT_LENGTHS,
+    p.add_argument("--lengths", type=parse_lengths, default=defaults.REPORT_LENGTHS,
                    metavar="L,L,...",
                    help="input lengths for the recall curves, in subword tokens (default: "
-                        f"{','.join(map(str, report.DEFAULT_LENGTHS))})")
-    p.add_argument("--sample", type=checks.count(1), default=None, metavar="N",
-                   help="score only N articles of the split, a fixed sample (default: all)")
-    p.add_argument("--bootstrap", type=checks.count(1), default=report.BOOTSTRAP_SAMPLES,
+                        f"{','.join(map(str, defaults.REPORT_LENGTHS))})")
+    checks.add_option(p, "--limit", retired=["--sample"], dest="sample", type=checks.count(1),
+                      default=None, metavar="N",
+                      help="score only N articles of the split, a fixed sample (default: all)")
+    p.add_argument("--bootstrap", type=checks.count(1), default=defaults.REPORT_BOOTSTRAP,
                    metavar="B",
                    help="bootstrap resamples for the confidence intervals (default: "
                         "%(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--compare", nargs=2, metavar=("BUILD_A", "BUILD_B"),
+                   help="compare two builds instead: each a build (OUT of `wikisum build`), its "
+                        "data directory, or a report directory (with metrics.json); builds are "
+                        "reported into --out/a and --out/b, then compare.html, compare.md and "
+                        "compare.json written into --out")
     p.set_defaults(func=run, beam_args=True)
 
 
+def watch(config, options):
+    """Progress of a local report run: articles scored of the split's rows (dataset.json), or
+    of --limit."""
+
+    def total() -> int:
+        from wikisum.pipeline import loader
+
+        rows = loader.Dataset(config.data).info["rows"].get(config.split, 0)
+        return min(rows, config.sample) if config.sample else rows
+
+    return progress.watch_job("report", options, "articles", total=total)
+
+
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
-    logging.getLogger("wikisum").setLevel(logging.INFO)
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline import beamio, report
+
+    logging.getLogger("wikisum").setLevel(progress.log_level())
+    if getattr(args, "compare", None):
+        if args.data:
+            raise SystemExit("wikisum report: give --data (one build) or --compare BUILD_A "
+                             "BUILD_B (two), not both")
+        return run_compare(args, beam_argv)
+    if not args.data:
+        raise SystemExit("wikisum report: --data DIR is required (or --compare BUILD_A BUILD_B)")
     options = PipelineOptions(beam_argv or [])
     if not beamio.is_dry_run(options):
         checks.output_dir(args.out, "report")
     config = report.ReportConfig(args.data, args.out, args.split, tuple(args.lengths),
                                  args.sample, args.bootstrap, args.seed)
-    print(f"report: scoring the {args.split} split of {args.data} ...", flush=True)
+    progress.say(f"report: scoring the {args.split} split of {args.data} ...")
     try:
-        metrics = report.run(config, options)
+        with watch(config, options):
+            metrics = report.run(config, options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum report: {exc}") from exc
     if metrics is None:
@@ -92,6 +127,10 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
 
 def write(metrics: dict, out: str) -> dict[str, str]:
     """Write report.html, report.md, figures/*.png and metrics.json; return their paths."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline import report_render, shards
+
     pngs = report_render.figures(metrics)
     figure_files = {}
     for name, data in pngs.items():
@@ -106,3 +145,49 @@ def write(metrics: dict, out: str) -> dict[str, str]:
     shards.write_text(paths["md"], report_render.to_markdown(metrics, figure_files))
     shards.write_text(paths["json"], json.dumps(metrics, indent=1) + "\n")
     return paths
+
+
+def resolve_build(path: str) -> tuple[str, str]:
+    """("metrics", metrics.json) for a report directory, ("data", DIR) for a build or its data
+    directory; a clear error otherwise."""
+    from apache_beam.io.filesystems import FileSystems
+
+    if FileSystems.exists(FileSystems.join(path, "metrics.json")):
+        return "metrics", FileSystems.join(path, "metrics.json")
+    for data in (path, FileSystems.join(path, "data")):
+        if FileSystems.exists(FileSystems.join(data, "dataset.json")):
+            return "data", data
+    raise SystemExit(f"wikisum report: {path} is not a build (OUT/data/dataset.json), a data "
+                     "directory (dataset.json) or a report (metrics.json)")
+
+
+def run_compare(args: argparse.Namespace, beam_argv: list[str] | None) -> int:
+    """--compare BUILD_A BUILD_B: report each build that has no report yet (into OUT/a, OUT/b),
+    then write compare.html, compare.md and compare.json into OUT."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline import report, report_render, shards
+
+    resolved = [resolve_build(path) for path in args.compare]
+    checks.output_dir(args.out, "report")
+    metrics = []
+    for side, (kind, path) in zip("ab", resolved, strict=True):
+        if kind == "data":
+            out = FileSystems.join(args.out, side)
+            sub = argparse.Namespace(**{**vars(args), "data": path, "out": out, "compare": None})
+            status = run(sub, beam_argv)
+            if status:
+                return status
+            path = FileSystems.join(out, "metrics.json")
+        metrics.append(json.loads(shards.read_text(path)))
+    comp = report.compare(*metrics)
+    paths = {name: FileSystems.join(args.out, f"compare.{name}") for name in ("html", "md", "json")}
+    shards.write_text(paths["html"], report_render.compare_html(comp))
+    shards.write_text(paths["md"], report_render.compare_markdown(comp))
+    shards.write_text(paths["json"], json.dumps(comp, indent=1) + "\n")
+    for side in ("a", "b"):
+        rec = comp[side]["recommendation"]
+        print(f"  {side.upper()}: {comp[side]['data']}: {rec['extractor']} on {rec['corpus']}, "
+              f"L = {rec['length']}")
+    print(f"  comparison: {paths['html']}\n  tables: {paths['md']}\n  numbers: {paths['json']}")
+    return 0

@@ -5,18 +5,17 @@ from __future__ import annotations
 import argparse
 import time
 
-from wikisum.pipeline.sample import corpus
-from wikisum.workflows import checks
+from wikisum.workflows import checks, defaults
 
 HELP = "write a small, deterministic WikiSum input corpus (dump, WARC, WET, search results)"
 DESCRIPTION = f"""\
 Write a sample corpus in the real input formats, so that the commands a user points at a
 Wikipedia dump and Common Crawl run on it unchanged. Into --out it writes:
 
-  {corpus.DUMP_NAME}   MediaWiki pages-articles XML (bz2)
+  {defaults.SAMPLE_DUMP_NAME}   MediaWiki pages-articles XML (bz2)
   warc/sample-NNNNN.warc.gz   HTTP request/response records, gzip per record
-  {corpus.WET_NAME}   text conversions of pages in no WARC file
-  {corpus.SEARCH_NAME}   one {{"title": ..., "urls": [...]}} per article
+  {defaults.SAMPLE_WET_NAME}   text conversions of pages in no WARC file
+  {defaults.SAMPLE_SEARCH_NAME}   one {{"title": ..., "urls": [...]}} per article
   manifest.json (+ manifest-*.parquet)   ground truth: every reference, its kind
       (clone, self, bad record, ...), its relevant paragraphs, the expected outcome
 
@@ -39,6 +38,8 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.articles < 1:
         raise SystemExit("wikisum sample: --articles must be at least 1")
+    from wikisum.pipeline.sample import corpus
+
     start = time.perf_counter()
     manifest = corpus.write_sample(args.out, articles=args.articles, seed=args.seed)
     print(summary(manifest, args.out, time.perf_counter() - start))

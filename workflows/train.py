@@ -16,30 +16,43 @@ headline pairs from `wikisum convert-pairs`). The model input is the title, <t>,
 paragraphs in --extractor order on --corpus, cut to L tokens.
 Models: {', '.join(models.NAMES)}.
 
-Settings come, in increasing precedence, from TrainConfig's defaults, a --config file (.yaml,
-.toml or .json: TrainConfig fields, and model config fields under `model:`), the flags below,
+Settings come, in increasing precedence, from TrainConfig's defaults, the run's own settings
+(when --out holds a run; not --stop-after or --device), a --config file (.yaml, .toml or
+.json: TrainConfig fields, and model config fields under `model:`), the flags below,
 and KEY=VALUE arguments (last). KEY is a TrainConfig field (lr, warmup_steps, accumulate,
 clip_norm, seed, eval_every, checkpoint_every, keep_checkpoints, ...), a model config field
 (d_model, dropout, ...), or either written model.FIELD / train.FIELD; VALUE is read as JSON or
 a YAML scalar. Unknown keys are an error.
 
-Running `wikisum train` again with the same --out resumes from the latest checkpoint and trains
-on exactly as an uninterrupted run would. Several GPUs:
+Running `wikisum train --out RUN` again resumes from the latest checkpoint and trains on exactly
+as an uninterrupted run would; the run's own settings (model, data, preset, ...) are the lowest
+layer, so --out alone is enough (add --steps N to train longer). A run records its dataset
+relative to the run directory: a run and its dataset, moved or copied together, resume and
+decode from any working directory.
+
+Defaults that fit the run: --preset auto is tiny on a CPU and base on CUDA; warmup_steps is
+4000, or 10% of --steps when that is less. The first line says what trains and how many
+parameters; after 5 updates a line estimates the time the run will take; settings that make
+little sense for the run (warmup_steps >= steps, a train split that fits in one batch) are
+warned about. Several GPUs:
   torchrun --nproc_per_node N -m workflows.cli train ...
 
 Outputs in --out (RUN):
   config.json               model name, model config, train config, special ids
   vocab.model               the data's sentencepiece model (the run is self-contained)
   checkpoints/step-N.pt     model, optimizer, schedule, RNG states, data position
-  log.jsonl                 step, loss, lr, tokens/s; dev perplexity; events
+  log.jsonl                 step, loss, lr, tokens/s; dev perplexity; events (always)
   summary.json              the final (or latest) summary
-  tensorboard/              when torch.utils.tensorboard is importable
-A progress line with tokens/s goes to stderr. A non-finite loss stops with an error (exit 1).
+  data_stats.json           the training targets' lengths (decode's default --max-len)
+  tensorboard/              with --log-to tensorboard (pip install 'wikisum[tensorboard]')
+  wandb.json                with --log-to wandb, the wandb run id (pip install 'wikisum[wandb]')
+Progress with loss, lr, tokens/s and an ETA goes to stderr (a bar on a terminal, plain lines
+otherwise). A non-finite loss stops with an error (exit 1).
 """
 
 # Defaults shown in --help; they are TrainConfig's (a test keeps the two equal). Flags default
 # to None so that a value left out does not hide one from --config.
-SHOWN_DEFAULTS = {"preset": "base", "steps": 20000, "extractor": "tfidf", "corpus": "combined",
+SHOWN_DEFAULTS = {"preset": "auto", "steps": 20000, "extractor": "tfidf", "corpus": "combined",
                   "max_input_tokens": 500, "batch_tokens": 4096, "device": "auto"}
 
 
@@ -47,11 +60,13 @@ def add_parser(subparsers) -> None:
     d = SHOWN_DEFAULTS
     p = subparsers.add_parser("train", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", metavar="NAME", help="the model (or `model:` in --config)")
-    p.add_argument("--data", metavar="DIR", help="the dataset directory (or `data:` in --config)")
+    p.add_argument("--model", metavar="NAME",
+                   help="the model (or `model:` in --config; resuming: the run's)")
+    p.add_argument("--data", metavar="DIR",
+                   help="the dataset directory (or `data:` in --config; resuming: the run's)")
     p.add_argument("--out", required=True, metavar="RUN", help="the run directory")
-    p.add_argument("--preset", choices=models.PRESETS,
-                   help=f"model size (default: {d['preset']})")
+    p.add_argument("--preset", choices=(*models.PRESETS, "auto"),
+                   help=f"model size; auto: tiny on CPU, base on CUDA (default: {d['preset']})")
     p.add_argument("--steps", type=checks.count(1), metavar="N",
                    help=f"optimizer updates in all (default: {d['steps']})")
     p.add_argument("--stop-after", type=checks.count(1), metavar="N",
@@ -69,6 +84,9 @@ def add_parser(subparsers) -> None:
                         f"(default: {d['batch_tokens']})")
     p.add_argument("--device", type=checks.device,
                    help=f"auto, cpu, cuda or cuda:N (default: {d['device']})")
+    p.add_argument("--log-to", action="append", metavar="TARGETS",
+                   help="where the log goes besides RUN/log.jsonl (always written): "
+                        "tensorboard, wandb; repeat or comma-separate (default: jsonl only)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="TrainConfig or model config settings, after the flags")
     p.set_defaults(func=run)
@@ -82,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
                "extractor": args.extractor, "corpus": args.corpus,
                "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
-               "device": args.device}
+               "device": args.device,
+               "log_to": ",".join(args.log_to) if args.log_to else None}
     try:
         config = make_config(args.model, args.data, args.out, file=args.config,
                              options=options, overrides=args.overrides, wfe=args.wfe)

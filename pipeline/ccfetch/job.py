@@ -41,6 +41,7 @@ from wikisum.pipeline.crawl.records import new_run_id, utc_now
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.pipeline.records import stable_hash
 from wikisum.pipeline.urls import normalize_url
+from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.ccfetch")
 
@@ -106,7 +107,19 @@ class Plan(beam.DoFn):
     def __init__(self, config: CcFetchConfig):
         self.config = config
 
+    def setup(self):
+        self.progress = WorkerProgress("cc-fetch", "URLs")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
     def process(self, item):
+        for out in self.plan(item):
+            if isinstance(out, Outcome):
+                self.progress.update()  # settled here; the others when looked up or fetched
+            yield out
+
+    def plan(self, item):
         _, grouped = item
         lines = sorted(grouped["lines"])
         if not lines:
@@ -144,16 +157,21 @@ class ApiLookupFn(beam.DoFn):
             user_agent=c.user_agent, timeout_s=c.timeout_s, retries=c.retries,
             backoff_s=c.backoff_s, rate=RateLimit(c.index_rate)))
         self.progress = Progress("index lookups", 0, c.progress_s)
+        self.lookups = WorkerProgress("cc-fetch", "lookups")
         # One pool for the worker's life: its threads keep their connections alive.
         self.pool = ThreadPoolExecutor(8, thread_name_prefix="cc-index")
 
     def teardown(self):
         self.pool.shutdown()
 
+    def finish_bundle(self):
+        self.lookups.flush()
+
     def process(self, batch):
         def one(kv):
             result = self.api.lookup(*kv)
             self.progress()
+            self.lookups.update()
             return kv[0], result
 
         yield from self.pool.map(one, batch)
@@ -231,7 +249,22 @@ class Step(beam.DoFn):
     def __init__(self, config: CcFetchConfig, last: bool):
         self.config, self.last = config, last
 
+    def setup(self):
+        self.progress = WorkerProgress("cc-fetch", "URLs")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
     def process(self, item):
+        for out in self.step(item):
+            # settled: an outcome now, or a capture found that --lookup-only does not fetch
+            if isinstance(out, Outcome) or (self.config.lookup_only
+                                            and isinstance(out, TaggedOutput)
+                                            and out.tag == RESOLVED):
+                self.progress.update()
+            yield out
+
+    def step(self, item):
         key, grouped = item
         results = list(grouped["result"])
         result = results[0] if results else index.LookupResult(error="no lookup result")
@@ -325,6 +358,12 @@ class FetchGroup(beam.DoFn):
     def __init__(self, config: CcFetchConfig):
         self.config = config
 
+    def setup(self):
+        self.urls = WorkerProgress("cc-fetch", "URLs")
+
+    def finish_bundle(self):
+        self.urls.flush()
+
     def process(self, item):
         group, resolved = item
         config = self.config
@@ -340,8 +379,13 @@ class FetchGroup(beam.DoFn):
         started = time.monotonic()
         fetcher = Fetcher(config, client, sink, budget)
         try:
-            outcomes = fetcher.fetch_all(resolved, Progress(f"group {group}", len(resolved),
-                                                            config.progress_s))
+            group_progress = Progress(f"group {group}", len(resolved), config.progress_s)
+
+            def settled(nbytes: int) -> None:
+                group_progress(nbytes)
+                self.urls.update()
+
+            outcomes = fetcher.fetch_all(resolved, settled)
         finally:
             sink.close()
         log.info("cc-fetch: group %d: %d URL(s), %.1f MB in %.1f s, %d WARC file(s)", group,

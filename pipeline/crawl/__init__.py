@@ -36,7 +36,6 @@ Every URL read ends as exactly one outcome record (``fetched``, ``refused``, ``f
 ``skipped``, with a reason): distinct URLs in = outcomes out, checked in ``summary-RUN.json``.
 """
 
-from wikisum.pipeline.crawl.checks import parse_size
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.job import run
 from wikisum.pipeline.crawl.records import (
@@ -48,4 +47,4 @@ from wikisum.pipeline.crawl.records import (
 )
 
 __all__ = ["DEADLINE_FACTOR", "OUTCOMES", "CrawlConfig", "Crawler", "Outcome", "new_run_id",
-           "parse_size", "run"]
+           "run"]

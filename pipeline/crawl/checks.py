@@ -1,10 +1,9 @@
-"""Pure checks before any request: URL schemes and validity, sizes such as ``10MB``, and the
-addresses a host may resolve to (never private, loopback or metadata addresses unless allowed)."""
+"""Pure checks before any request: URL schemes and validity, and the addresses a host may
+resolve to (never private, loopback or metadata addresses unless allowed)."""
 
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -19,33 +18,6 @@ SCHEMES = {"http": 80, "https": 443}
 # listens on.
 METADATA_ADDRESSES = frozenset({ipaddress.ip_address("169.254.169.254"),
                                 ipaddress.ip_address("fd00:ec2::254")})
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1}
-for _power, _letter in enumerate("kmgt", start=1):
-    for _suffix in (_letter, f"{_letter}b", f"{_letter}ib"):
-        _UNITS[_suffix] = 1024 ** _power
-
-
-def parse_size(text: str | int) -> int:
-    """``"10MB"``, ``"512KB"``, ``"1.5M"``, ``"2GiB"`` or ``"4096"`` -> bytes.
-
-    Units are binary (KB = KiB = 1024 bytes), as wget counts them.
-
-    Raises:
-        ValueError: naming the value, for anything else or for a size below one byte.
-    """
-    if isinstance(text, int):
-        value = text
-    else:
-        m = _SIZE.match(str(text))
-        if not m or m.group(2).lower() not in _UNITS:
-            raise ValueError(f"not a size: {text!r} (use e.g. 10MB, 512KB or 4096)")
-        value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value < 1:
-        raise ValueError(f"size must be at least 1 byte: {text!r}")
-    return value
 
 
 def check_url(raw: str) -> tuple[str, str]:

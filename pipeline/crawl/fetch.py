@@ -228,11 +228,20 @@ class Crawler:
 
     # -- many URLs of one host
 
-    def crawl(self, urls: Iterable[str]) -> list[Outcome]:
-        """Outcomes of ``urls`` in their order, at most ``per_host_concurrency`` in flight."""
+    def crawl(self, urls: Iterable[str], progress: Callable[[], None] | None = None
+              ) -> list[Outcome]:
+        """Outcomes of ``urls`` in their order, at most ``per_host_concurrency`` in flight;
+        ``progress()`` is called as each URL is settled (from the fetching threads)."""
         urls = list(urls)
+
+        def one(url: str) -> Outcome:
+            outcome = self.fetch(url)
+            if progress is not None:
+                progress()
+            return outcome
+
         if self.config.per_host_concurrency <= 1 or len(urls) <= 1:
-            return [self.fetch(url) for url in urls]
+            return [one(url) for url in urls]
         with ThreadPoolExecutor(self.config.per_host_concurrency,
                                 thread_name_prefix="crawl") as pool:
-            return list(pool.map(self.fetch, urls))
+            return list(pool.map(one, urls))

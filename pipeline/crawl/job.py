@@ -32,6 +32,7 @@ from wikisum.pipeline.crawl.records import (
 )
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.pipeline.records import stable_hash
+from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.crawl")
 
@@ -91,6 +92,12 @@ class Plan(beam.DoFn):
     """CoGroupByKey(url) of the lines read and earlier outcomes -> one outcome now (skipped,
     refused(scheme), failed(invalid_url)), or (host, url) to fetch."""
 
+    def setup(self):
+        self.progress = WorkerProgress("crawl", "URLs")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
     def process(self, item):
         key, grouped = item
         lines = list(grouped["lines"])
@@ -102,6 +109,8 @@ class Plan(beam.DoFn):
         if len(lines) > 1:
             yield tally(f"{IN}:duplicate", len(lines) - 1)
         _, refusal = check_url(lines[0])
+        if done or refusal:
+            self.progress.update()  # settled here; the others as they are fetched
         if done:
             yield Outcome(key, SKIPPED, "already_done", fetched_at=utc_now(),
                           error="settled by an earlier run in --out")
@@ -122,6 +131,12 @@ class FetchHost(beam.DoFn):
     def __init__(self, config: CrawlConfig):
         self.config = config
 
+    def setup(self):
+        self.progress = WorkerProgress("crawl", "URLs")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
     def process(self, item):
         host, urls = item
         urls = sorted(set(urls))
@@ -133,7 +148,7 @@ class FetchHost(beam.DoFn):
                         config.warc_part_bytes, info)
         started = time.monotonic()
         try:
-            outcomes = Crawler(config, sink).crawl(urls)
+            outcomes = Crawler(config, sink).crawl(urls, self.progress.update)
         finally:
             sink.close()
         log.info("crawl: %s: %d URL(s) in %.1f s, %d WARC file(s)", host, len(urls),

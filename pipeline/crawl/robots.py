@@ -1,10 +1,14 @@
-"""robots.txt as a policy (RFC 9309 conventions: a 4xx file allows everything, a 5xx or an
-unreachable one disallows everything)."""
+"""robots.txt as a policy, parsed as RFC 9309 says (protego): the group of the most specific
+user agent that matches ours, else ``*``; ``*`` and ``$`` in paths; the longest matching rule
+wins, and ``Allow`` wins a tie. Conventions: a 4xx file allows everything, a 5xx or an
+unreachable one disallows everything. ``Crawl-delay`` (not in the RFC) is obeyed up to
+``MAX_CRAWL_DELAY_S``."""
 
 from __future__ import annotations
 
-import urllib.robotparser
 from dataclasses import dataclass
+
+from protego import Protego
 
 from wikisum.pipeline.crawl.checks import origin_of
 from wikisum.pipeline.crawl.records import FAILED, REFUSED, Stop
@@ -18,14 +22,14 @@ class RobotsPolicy:
     """What one origin's robots.txt allows. ``stop`` (when set) ends every URL of the origin:
     the robots.txt could not be had (5xx, unreachable) or its address was refused."""
 
-    rules: urllib.robotparser.RobotFileParser | None = None  # None: everything allowed
+    rules: Protego | None = None  # None: everything allowed
     stop: Stop | None = None
     crawl_delay_s: float = 0.0
 
     def refusal(self, url: str, user_agent: str) -> Stop | None:
         if self.stop is not None:
             return self.stop.again()
-        if self.rules is not None and not self.rules.can_fetch(user_agent, url):
+        if self.rules is not None and not self.rules.can_fetch(url, user_agent):
             return Stop(REFUSED, "robots", f"disallowed by {origin_of(url)}/robots.txt")
         return None
 
@@ -35,8 +39,7 @@ def robots_policy(status: int, body: bytes, user_agent: str) -> RobotsPolicy:
     available") allows everything; 5xx ("unreachable") disallows everything; anything else
     (a redirect the fetch could not follow) counts as not available."""
     if 200 <= status < 300:
-        rules = urllib.robotparser.RobotFileParser()
-        rules.parse(body.decode("utf-8", errors="replace").splitlines())
+        rules = Protego.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"))
         delay = rules.crawl_delay(user_agent)
         try:
             delay_s = min(float(delay or 0.0), MAX_CRAWL_DELAY_S)

@@ -71,3 +71,16 @@ def uninterrupted(toy_data, tmp_path_factory) -> tuple[Path, dict, Recording]:
     return out, training.train(config(toy_data, out), factory), factory
 
 
+
+
+@pytest.fixture(scope="module")
+def tiny_run(toy_data, tmp_path_factory) -> Path:
+    """A real t-dmca (tiny preset) trained for 3 steps on the toy data: what the decode,
+    export and summarize tests use."""
+    from wikisum.models.config import TrainConfig
+
+    out = tmp_path_factory.mktemp("runs") / "tiny-t-dmca"
+    training.train(TrainConfig(model="t-dmca", data=str(toy_data), out=str(out), preset="tiny",
+                               steps=3, max_input_tokens=24, batch_tokens=400, warmup_steps=1,
+                               lr=0.01, eval_every=0, log_every=1, device="cpu"))
+    return out

@@ -77,7 +77,7 @@ def test_flags_override_the_file_and_key_values_override_flags(tmp_path):
     path.write_text('{"model": "toy", "data": "D", "out": "R", "steps": 7, "lr": 0.5}')
     cfg = make_config(file=str(path), options={"steps": 9, "preset": None},
                                overrides=["lr=0.25"], factory=TOY)
-    assert (cfg.model, cfg.steps, cfg.lr, cfg.preset) == ("toy", 9, 0.25, "base")
+    assert (cfg.model, cfg.steps, cfg.lr, cfg.preset) == ("toy", 9, 0.25, "auto")
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [

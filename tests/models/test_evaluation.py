@@ -149,3 +149,35 @@ def test_format_table():
 
 def test_stopwords_are_sklearns():
     assert len(evaluation.STOPWORDS) == 318 and "the" in evaluation.STOPWORDS
+
+
+def test_per_example_scores_average_to_the_summary():
+    scores = evaluation.per_example_scores(records())
+    assert {key for key, _, _ in evaluation.SCORES} == set(scores)
+    metrics = summarize(records())
+    assert sum(scores["rouge.rouge2.f"]) / 3 == pytest.approx(metrics["rouge"]["rouge2"]["f"])
+    assert sum(scores["duc_recall_75b.rougeL"]) / 3 == pytest.approx(
+        metrics["duc_recall_75b"]["rougeL"])
+    assert scores["empty_predictions"] == [0.0, 0.0, 0.0]
+
+
+def test_summarize_with_bootstrap_puts_an_interval_beside_every_score():
+    metrics = summarize(records(), bootstrap=200, seed=1)
+    ci = metrics["intervals"]
+    for name in ("rouge1", "rouge2", "rougeL"):
+        for part in ("f", "p", "r"):
+            low, high = ci["rouge"][name][part]
+            assert low <= metrics["rouge"][name][part] <= high
+        low, high = ci["duc_recall_75b"][name]
+        assert low <= metrics["duc_recall_75b"][name] <= high
+    low, high = ci["perplexity"]
+    # Between the examples' own perplexities, 2 and 8.
+    assert 2.0 - 1e-9 <= low <= metrics["perplexity"] <= high <= 8.0 + 1e-9
+    assert metrics["bootstrap"]["resamples"] == 200
+    assert summarize(records(), bootstrap=200, seed=1) == metrics  # deterministic
+    assert "intervals" not in summarize(records())
+    table = format_table(metrics)
+    rouge_l = next(line for line in table.splitlines() if line.startswith("ROUGE-L "))
+    f_low, f_high = ci["rouge"]["rougeL"]["f"]
+    assert f"[{100 * f_low:.2f}, {100 * f_high:.2f}]" in rouge_l
+    assert "95% interval" in table.splitlines()[0]

@@ -156,7 +156,7 @@ def config(data: Path, out: Path, **changes) -> TrainConfig:
     values = dict(model="toy", data=str(data), out=str(out), preset="tiny", steps=8,
                   batch_tokens=60, shuffle_buffer=8, sort_pool=8, lr=0.05, warmup_steps=3,
                   accumulate=2, log_every=1, eval_every=4, dev_examples=None,
-                  checkpoint_every=2, keep_checkpoints=2, tensorboard=False, device="cpu")
+                  checkpoint_every=2, keep_checkpoints=2, device="cpu")
     values.update(changes)
     return TrainConfig(**values)
 

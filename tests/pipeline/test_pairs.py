@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -70,8 +71,8 @@ def test_shards_dataset_json_and_ids(converted):
     assert info["kind"] == "pairs" and info["rows"] == {"train": 40, "dev": 8}
     assert info["extractors"] == [] and info["corpora"] == []
     assert info["num_shards"] == {"train": 3, "dev": 1}
-    assert info["vocab"] == str(out / "vocab.model")
-    sp = vocab.load(info["vocab"])
+    assert info["vocab"] == "vocab.model" and info["relative_paths"] is True  # relative to out
+    sp = vocab.load(str(out / info["vocab"]))
     assert info["special_ids"] == {"pad": 0, "unk": 1, "bos": 2, "eos": 3, "title_sep": 4,
                                    "sep": 5}
     assert info["vocab_size"] == sp.get_piece_size() <= 300
@@ -138,7 +139,9 @@ def test_given_vocabulary_is_used_and_a_different_one_is_refused(converted, tmp_
     fresh = tmp_path / "fresh"
     assert convert(*test, "test", fresh, "--vocab", str(out / "vocab.model")) == 0
     info = json.loads((fresh / "dataset.json").read_text())
-    assert info["vocab"] == str(out / "vocab.model") and not (fresh / "vocab.model").exists()
+    assert not (fresh / "vocab.model").exists()
+    assert info["vocab"] == os.path.relpath(out / "vocab.model", fresh)
+    assert loader.Dataset(str(fresh)).info["vocab"] == str(out / "vocab.model")
 
     other = tmp_path / "other.model"
     vocab.train_vocab(["completely different words here"] * 5, str(other), 40)
@@ -226,7 +229,7 @@ def test_real_gigaword_lines(shared_data, tmp_path):
                    "dev", out) == 0
     info = json.loads((out / "dataset.json").read_text())
     assert info["rows"] == {"train": 300, "dev": 100}
-    sp = vocab.load(info["vocab"])
+    sp = vocab.load(loader.Dataset(str(out)).info["vocab"])
     first = next(loader.Dataset(str(out)).examples("train", max_input_tokens=400))
     assert first.id == 1
     assert sp.decode(first.targets) == "australian current account deficit narrows sharply"

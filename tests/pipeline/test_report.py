@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 
@@ -11,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from rouge_score import rouge_scorer
 
-from wikisum.pipeline import loader, report, vocab
+from wikisum.pipeline import loader, report, report_render, vocab
 from wikisum.workflows import cli
 
 LENGTHS = [20, 100, 500, 2000]
@@ -28,17 +29,34 @@ def reported(built_sample, tmp_path_factory):
 
 
 def test_writes_the_three_outputs_with_every_section(reported):
-    out, metrics, _ = reported
+    out, metrics, out_dir = reported
     html = (out / "report.html").read_text()
     md = (out / "report.md").read_text()
     assert html.count("data:image/png;base64,") == 2  # both plots embedded: self-contained
     assert "src=\"figures/" not in html
     for title in ("What to pick", "1. Extractive-only ROUGE", "2. Input recall vs L",
-                  "3. Dataset statistics", "4. The learned extractor"):
+                  "3. Dataset statistics", "4. The learned extractor",
+                  "5. Articles side by side", "About this report"):
         assert title in html and title in md
     # every section has its table (none fell back to an explanation)
     assert "were not found" not in md and "ranked without the learned" not in md
-    assert md.count("| extractor | corpus | ROUGE-1 | ROUGE-2 | ROUGE-L |") == 1
+    # wide tables: extractor rows, corpus columns
+    corpora = " | ".join(metrics["corpora"])
+    assert md.count(f"| extractor | {corpora} |") == 4  # ROUGE-L, differences, ROUGE-1, ROUGE-2
+    # the per-article view: the lead beside every extractor's top-ranked paragraphs
+    views = metrics["article_views"]
+    assert len(views) == report.VIEW_ARTICLES
+    for view in views:
+        assert view["lead"] and view["title"] in html
+        assert set(view["top"]) == set(metrics["extractors"])
+        for ext in metrics["extractors"]:
+            assert 1 <= len(view["top"][ext]["combined"]) <= report.VIEW_PARAGRAPHS
+    # provenance: version, date, data path, options
+    prov = metrics["provenance"]
+    assert prov["wikisum_version"] and prov["created"][:2] == "20"
+    assert prov["data"] == str(out_dir / "data")
+    assert prov["options"]["lengths"] == LENGTHS and prov["options"]["bootstrap"] == 200
+    assert prov["wikisum_version"] in md and prov["data"] in md
     assert (out / "figures" / "extractive_rouge.png").read_bytes()[:4] == b"\x89PNG"
     assert metrics["articles"] == len((out / "per_article.jsonl").read_text().splitlines())
     stats = metrics["dataset_statistics"]
@@ -241,6 +259,214 @@ def test_plateau_length_and_recommendation():
     rec = report.recommend(metrics)
     assert rec["best_extractor"] == "tfidf"  # cheating reads the target: never recommended
     entry = rec["per_corpus"]["combined"]
-    assert entry["clear_winner"] and entry["runner_up"] == "identity"
+    # without bootstrap replicates there is no paired test: nothing is called clear
+    assert not entry["clear_winner"] and entry["runner_up"] == "identity"
     assert entry["plateau_length"] == 1000 and entry["ceiling_rougeL"] == 0.5
+    assert rec["input_length"] == 1000
     assert "tfidf" in rec["text"][0]
+
+
+# ------------------------------------------------------- paired decisions, recall, ceiling, compare
+
+
+def _synthetic(rouge: dict, recall: dict, lengths=(100, 1000), samples=400, drops=None):
+    """metrics.json as the job assembles it, from per-article values: ``rouge[(ext, corpus)]``
+    ROUGE-L per article (ROUGE-1/2 the same), ``recall[(ext, corpus)]`` recall per article at
+    every L."""
+    extractors = list(dict.fromkeys(e for e, _ in rouge))
+    corpora = list(dict.fromkeys(c for _, c in rouge))
+    n = len(next(iter(rouge.values())))
+    items = []
+    for i in range(n):
+        values = {}
+        for (e, c), v in rouge.items():
+            for t in report.ROUGE_TYPES:
+                values[f"rouge|{e}|{c}|{t}"] = float(v[i])
+            for length in lengths:
+                values[f"recall|{e}|{c}|{length}"] = float(recall[(e, c)][i])
+        items.append((f"a{i}", values))
+    fn = report.BootstrapMeans(samples=samples, seed=0, keep_replicates=True)
+    means = fn.extract_output(_combine(fn, items))
+    replicates = {k: m.pop("replicates") for k, m in means.items()}
+    config = report.ReportConfig("data", "out", lengths=tuple(lengths), bootstrap=samples)
+    info = {"extractors": extractors, "corpora": corpora, "rows": {"dev": n}}
+    per_article = [{"id": i, "rouge": {}, "recall": {}} for i, _ in items]
+    totals = {"articles": n, "citations_listed": 10, "citations_found": 8}
+    return report.assemble(config, info, means, {"lead_words": {p: 1 for p in
+                                                                report.PERCENTILES}},
+                           totals, per_article, drops, replicates=replicates)
+
+
+def test_clearly_ahead_is_decided_by_the_paired_differences():
+    """Articles differ a lot in difficulty; tfidf beats textrank by 1 point on every article.
+    The two means' intervals overlap, but the paired difference is clearly above 0."""
+    rng = np.random.default_rng(3)
+    n = 150
+    difficulty = rng.normal(0.3, 0.08, n)
+    rouge = {("tfidf", "combined"): difficulty + 0.01 + rng.normal(0, 0.003, n),
+             ("textrank", "combined"): difficulty,
+             ("identity", "combined"): difficulty - 0.01 + rng.normal(0, 0.2, n)}
+    recall = {key: np.full(n, 0.5) for key in rouge}
+    metrics = _synthetic(rouge, recall)
+    rl = {e: metrics["extractive_rouge"][e]["combined"]["rougeL"] for e, _ in rouge}
+    assert rl["tfidf"]["low"] < rl["textrank"]["high"]  # the intervals overlap
+    entry = metrics["recommendation"]["per_corpus"]["combined"]
+    assert entry["best"] == "tfidf" and entry["runner_up"] == "textrank"
+    d = entry["ahead_of"]["textrank"]
+    assert d["clear"] and 0.008 < d["low"] < d["mean"] < d["high"] < 0.012
+    # identity: noisy per-article differences of 2 points on average are not clear on 150
+    assert not entry["ahead_of"]["identity"]["clear"]
+    assert not entry["clear_winner"]
+    assert any("not clearly ahead of identity" in line for line in
+               metrics["recommendation"]["text"])
+    # the same comparison without pairing (independent articles) is not clear
+    shuffled = dict(rouge)
+    shuffled[("textrank", "combined")] = rng.permutation(difficulty)
+    unpaired = _synthetic(shuffled, recall)
+    assert not unpaired["recommendation"]["per_corpus"]["combined"]["ahead_of"]["textrank"][
+        "clear"]
+
+
+def test_paired_difference_of_identical_metrics_is_zero_and_not_clear():
+    rep = [0.1, 0.2, None, 0.3]
+    d = report.paired_difference({"mean": 0.2, "n": 50}, {"mean": 0.2, "n": 50}, rep, rep)
+    assert d == {"mean": 0.0, "low": 0.0, "high": 0.0, "clear": False}
+    one = report.paired_difference({"mean": 0.3, "n": 1}, {"mean": 0.2, "n": 1}, [0.3], [0.2])
+    assert not one["clear"]  # one article decides nothing
+
+
+def _two_corpora(search_recall: float, combined_recall: float, n=120, seed=0):
+    """search has the higher ROUGE-L (tfidf 25 against 23); the recall of each corpus's input is
+    given."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(0.0, 0.05, n)
+    rouge = {("tfidf", "search"): 0.25 + base, ("identity", "search"): 0.20 + base,
+             ("tfidf", "combined"): 0.23 + base, ("identity", "combined"): 0.19 + base}
+    noise = rng.normal(0, 0.05, n)
+    recall = {("tfidf", "search"): search_recall + noise,
+              ("identity", "search"): search_recall + noise,
+              ("tfidf", "combined"): combined_recall + noise + rng.normal(0, 0.01, n),
+              ("identity", "combined"): combined_recall + noise}
+    return _synthetic(rouge, recall)
+
+
+def test_recommendation_weighs_input_recall():
+    # combined holds clearly more of the lead (59.9 against 53.2): it wins over search's ROUGE-L
+    rec = _two_corpora(0.532, 0.599)["recommendation"]
+    assert rec["rouge_best_corpus"] == "search"
+    assert rec["recall_top"] == "combined" and rec["recall_differences"]["search"]["clear"]
+    assert rec["best_corpus"] == "combined" and rec["best_extractor"] == "tfidf"
+    assert rec["text"][0].startswith("Use tfidf on the combined corpus")
+    assert "The search corpus has the higher extractive ROUGE-L" in rec["text"][1]
+    assert "holds clearly less of the lead" in rec["text"][1]
+    # the same recall (up to noise): the ROUGE-L decides
+    rec = _two_corpora(0.55, 0.551)["recommendation"]
+    assert not rec["recall_differences"].get("search", rec["recall_differences"].get(
+        "combined"))["clear"]
+    assert rec["best_corpus"] == "search"
+
+
+def test_cheating_is_called_the_ceiling_only_where_nothing_scores_above_it():
+    n = 40
+    rng = np.random.default_rng(1)
+    base = rng.normal(0, 0.02, n)
+    rouge = {("tfidf", "citations"): 0.23 + base, ("cheating", "citations"): 0.22 + base,
+             ("learned", "citations"): 0.20 + base,
+             ("tfidf", "combined"): 0.23 + base, ("cheating", "combined"): 0.25 + base,
+             ("learned", "combined"): 0.20 + base}
+    metrics = _synthetic(rouge, {k: np.full(n, 0.5) for k in rouge})
+    rec = metrics["recommendation"]
+    assert "ceiling_rougeL" not in rec["per_corpus"]["citations"]
+    assert rec["per_corpus"]["citations"]["above_cheating"] == ["tfidf"]
+    assert rec["per_corpus"]["combined"]["ceiling_rougeL"] == pytest.approx(0.25 + base.mean())
+    citations = next(line for line in rec["text"] if line.startswith("citations:"))
+    combined = next(line for line in rec["text"] if line.startswith("combined:"))
+    assert "ceiling is" not in citations and "no ceiling here" in citations
+    assert "the cheating ceiling is 25.0" in combined
+    assert "best tfidf" in citations  # cheating is never the pick
+
+
+def test_compare_two_builds():
+    n = 60
+    rng = np.random.default_rng(2)
+    base = rng.normal(0.5, 0.05, n)
+    rouge = {("tfidf", "combined"): base * 0.5, ("identity", "combined"): base * 0.4}
+    drops_a = {"links": {"in": 100, "clone": 4, "self": 2}}
+    drops_b = {"links": {"in": 120, "clone": 9, "self": 2}, "pages": {"in": 50, "redirect": 3}}
+    a = _synthetic(rouge, {k: base for k in rouge}, drops=drops_a)
+    b = _synthetic(rouge, {("tfidf", "combined"): base + 0.06,
+                           ("identity", "combined"): base + 0.001 * rng.normal(size=n)},
+                   lengths=(100, 1000, 2000), drops=drops_b)
+    comp = report.compare(a, b)
+    assert comp["lengths"] == [100, 1000] and comp["only_in_b"]["lengths"] == [2000]
+    up = comp["input_recall"]["tfidf"]["combined"][1]
+    assert up["length"] == 1000 and up["difference"] == pytest.approx(0.06) and up["clear"]
+    assert not comp["input_recall"]["identity"]["combined"][0]["clear"]
+    assert comp["counts"]["articles scored"] == (n, n)
+    assert comp["ingest_drops"]["links"]["clone"] == (4, 9)
+    assert comp["ingest_drops"]["pages"]["redirect"] == (0, 3)
+    md = report_render.compare_markdown(comp)
+    assert re.search(r"\| tfidf \| [\d.]+ -> [\d.]+ \(\+6\.0\*\) \|", md)
+    assert "| links | clone | 4 | 9 | +5 |" in md and "| links | self |" not in md
+    assert "only in B: lengths 2000" in md
+    assert "<table>" in report_render.compare_html(comp)
+
+
+def test_compare_command_reports_each_build_and_writes_the_comparison(reported, tmp_path):
+    report_dir, metrics, out_dir = reported
+    out = tmp_path / "cmp"
+    assert cli.main(["report", "--compare", str(report_dir), str(out_dir), "--out", str(out),
+                     "--lengths", ",".join(map(str, LENGTHS)), "--bootstrap", "50"]) == 0
+    comp = json.loads((out / "compare.json").read_text())
+    # A is a report (read as is); B a build, reported into OUT/b
+    assert (out / "b" / "metrics.json").exists() and not (out / "a").exists()
+    same = comp["input_recall"]["tfidf"]["combined"]
+    assert all(d["difference"] == pytest.approx(0, abs=1e-12) for d in same)
+    assert comp["counts"]["articles scored"] == [metrics["articles"]] * 2
+    assert "Two builds compared" in (out / "compare.html").read_text()
+    with pytest.raises(SystemExit, match="not a build"):
+        cli.main(["report", "--compare", str(tmp_path), str(out_dir), "--out", str(out)])
+    with pytest.raises(SystemExit, match="not both"):
+        cli.main(["report", "--compare", str(report_dir), str(out_dir), "--data",
+                  str(out_dir / "data"), "--out", str(out)])
+
+
+def _browser():
+    """A headless Chromium through playwright, or the reason there is none."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None, "playwright is not installed (pip install playwright)"
+    executable = next((shutil.which(name) for name in ("chromium", "chromium-browser",
+                                                       "google-chrome") if shutil.which(name)),
+                      None)
+    return (sync_playwright, executable), None
+
+
+def test_report_renders_in_a_browser(reported, tmp_path):
+    """The report opened in headless Chromium: every figure loads, no table is wider than the
+    page, the per-article view sets the lead beside the extractors; a screenshot is taken."""
+    found, reason = _browser()
+    if found is None:
+        pytest.skip(reason)
+    sync_playwright, executable = found
+    out, metrics, _ = reported
+    with sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except Exception as exc:  # no browser binary: `playwright install chromium` or a package
+            pytest.skip(f"no Chromium to launch: {str(exc).splitlines()[0]}")
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto((out / "report.html").as_uri())
+        images = page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
+        body = page.evaluate("document.body.getBoundingClientRect().width")
+        widest = page.evaluate("Math.max(...[...document.querySelectorAll('.scroll')]"
+                               ".map(e => e.getBoundingClientRect().width))")
+        lead = page.eval_on_selector(".article .lead", "e => e.getBoundingClientRect().toJSON()")
+        ext = page.eval_on_selector(".article .ext", "e => e.getBoundingClientRect().toJSON()")
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        browser.close()
+    assert len(images) == 2 and all(w > 0 for w in images)
+    assert widest <= body + 1
+    assert lead["right"] <= ext["left"] and abs(lead["top"] - ext["top"]) < 5  # side by side
+    assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"

@@ -11,7 +11,7 @@ import pytest
 from wikisum.workflows import cli
 
 EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
-            "convert-pairs", "exemplars", "train", "decode", "evaluate", "demo"]
+            "convert-pairs", "exemplars", "train", "decode", "export", "evaluate", "demo"]
 
 
 def subcommands() -> list[str]:
@@ -94,7 +94,7 @@ def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path, capsys):
 
 BEAM_JOBS = [
     ["ingest", "--wiki", "w.xml.bz2", "--out", "o"],
-    ["rank", "--in", "i", "--vocab", "v.model", "--out", "o"],
+    ["rank", "--data", "i", "--vocab", "v.model", "--out", "o"],
     ["report", "--data", "d", "--out", "o"],
     ["crawl", "--urls", "u.txt", "--out", "o"],
     ["build", "--wiki", "w.xml.bz2", "--out", "o"],

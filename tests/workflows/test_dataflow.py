@@ -55,8 +55,8 @@ JOBS = {
     "ingest": ["ingest", "--wiki", f"{BUCKET}/dumps/enwiki-*-pages-articles*.xml.bz2",
                "--warc", f"{BUCKET}/cc/*.warc.gz", "--wet", f"{BUCKET}/cc/*.wet.gz",
                "--search-results", f"{BUCKET}/search.jsonl", "--out", f"{BUCKET}/ingest",
-               "--num-shards", "1000"],
-    "rank": ["rank", "--in", f"{BUCKET}/ingest", "--vocab", f"{BUCKET}/vocab.model",
+               "--shards", "1000"],
+    "rank": ["rank", "--data", f"{BUCKET}/ingest", "--vocab", f"{BUCKET}/vocab.model",
              "--out", f"{BUCKET}/data", "--train-learned"],
     "report": ["report", "--data", f"{BUCKET}/data", "--out", f"{BUCKET}/report"],
     "crawl": ["crawl", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--out",
@@ -137,7 +137,7 @@ def test_two_worker_processes_write_the_same_bytes_as_one(sample_corpus, tmp_pat
     ingest = ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
               "--warc", str(sample / "warc" / "*.warc.gz"),
               "--wet", str(sample / "wet" / "*.warc.wet.gz"),
-              "--search-results", str(sample / "search_results.jsonl"), "--num-shards", "3"]
+              "--search-results", str(sample / "search_results.jsonl"), "--shards", "3"]
     assert cli.main(ingest + ["--out", str(tmp_path / "one")]) == 0
     assert cli.main(ingest + ["--out", str(tmp_path / "two")] + MULTI) == 0
     one, two = tmp_path / "one", tmp_path / "two"
@@ -151,8 +151,8 @@ def test_two_worker_processes_write_the_same_bytes_as_one(sample_corpus, tmp_pat
 
     vocab = tmp_path / "vocab.model"
     (one / "summary.json").write_text(summary_one.replace("OUT", str(one)))
-    assert cli.main(["vocab", "--in", str(one), "--out", str(vocab), "--size", "1000"]) == 0
-    rank = ["rank", "--in", str(one), "--vocab", str(vocab), "--rank-shards", "2"]
+    assert cli.main(["vocab", "--data", str(one), "--out", str(vocab), "--vocab-size", "1000"]) == 0
+    rank = ["rank", "--data", str(one), "--vocab", str(vocab), "--shards", "2"]
     assert cli.main(rank + ["--out", str(tmp_path / "r1")]) == 0
     assert cli.main(rank + ["--out", str(tmp_path / "r2")] + MULTI) == 0
     assert same_tree(tmp_path / "r1", tmp_path / "r2") == []

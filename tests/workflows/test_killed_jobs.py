@@ -52,7 +52,7 @@ def killed(target: tuple[str, str, str], after: int, argv: list[str]) -> int:
 def ingest_args(sample: Path, out: Path) -> list[str]:
     return ["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
             "--warc", str(sample / "warc" / "*.warc.gz"), "--out", str(out),
-            "--num-shards", "8"]
+            "--shards", "8"]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -61,8 +61,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def refused_by_readers(out: Path, tmp_path: Path) -> None:
-    for argv in (["vocab", "--in", str(out), "--out", str(tmp_path / "v.model")],
-                 ["rank", "--in", str(out), "--vocab", str(tmp_path / "v.model"),
+    for argv in (["vocab", "--data", str(out), "--out", str(tmp_path / "v.model")],
+                 ["rank", "--data", str(out), "--vocab", str(tmp_path / "v.model"),
                   "--out", str(tmp_path / "data")]):
         with pytest.raises(SystemExit, match=f"rerun `wikisum ingest --out {out}`"):
             cli.main(argv)
@@ -76,8 +76,8 @@ def test_a_rerun_killed_while_writing_leaves_the_earlier_output_whole(sample_cor
     assert killed(WRITING, 3, ingest_args(sample, out)) == -9
     after = {name: data for name, data in snapshot(out).items() if not name.startswith(".")}
     assert after == before  # nothing of the killed run is visible; staged files are hidden
-    assert cli.main(["vocab", "--in", str(out), "--out", str(tmp_path / "v.model"),
-                     "--size", "500"]) == 0
+    assert cli.main(["vocab", "--data", str(out), "--out", str(tmp_path / "v.model"),
+                     "--vocab-size", "500"]) == 0
 
 
 def test_a_first_run_killed_while_writing_leaves_nothing_a_reader_takes(sample_corpus,
@@ -105,8 +105,8 @@ def test_a_run_killed_in_its_commit_is_refused_and_a_rerun_finishes_it(sample_co
 def test_killed_rank_leaves_no_dataset_json_and_training_refuses_it(built_sample, tmp_path):
     built, _ = built_sample
     out = tmp_path / "data"
-    argv = ["rank", "--in", str(built / "ingest"), "--vocab", str(built / "vocab.model"),
-            "--out", str(out), "--rank-shards", "2"]
+    argv = ["rank", "--data", str(built / "ingest"), "--vocab", str(built / "vocab.model"),
+            "--out", str(out), "--shards", "2"]
     shutil.copytree(built / "data", out)  # a finished rank in --out, then a killed rerun
     assert killed(COMMITTING, 3, argv) == -9
     assert not (out / "dataset.json").exists()
@@ -121,6 +121,7 @@ def test_a_missing_shard_under_a_completion_record_is_refused(built_sample, tmp_
     built, _ = built_sample
     data = tmp_path / "data"
     shutil.copytree(built / "data", data)
+    shutil.copy(built / "vocab.model", tmp_path / "vocab.model")  # dataset.json: ../vocab.model
     (data / "train-00001-of-00002.parquet").unlink()
     with pytest.raises(SystemExit, match=r"train split is incomplete: 1 of 2 missing \(index 1\)"
                                          r".*rerun `wikisum rank"):
@@ -132,4 +133,4 @@ def test_a_missing_shard_under_a_completion_record_is_refused(built_sample, tmp_
     victim = sorted((ingest / "articles").glob("*.parquet"))[0]
     victim.unlink()
     with pytest.raises(SystemExit, match=f"1 of {summary['shards']['articles']} missing"):
-        cli.main(["vocab", "--in", str(ingest), "--out", str(tmp_path / "v.model")])
+        cli.main(["vocab", "--data", str(ingest), "--out", str(tmp_path / "v.model")])

@@ -26,8 +26,8 @@ from wikisum.workflows import checks, cli
     (["crawl", "--urls", "u", "--out", "o", "--delay", "inf"], "--delay: must be a finite"),
     (["crawl", "--urls", "u", "--out", "o", "--retries", "x"], "--retries: not an integer"),
     (["train", "--out", "r", "--device", "bogus"], "--device: unknown device 'bogus'"),
-    (["rank", "--in", "i", "--vocab", "v", "--out", "o", "--rank-shards", "0"],
-     "--rank-shards: must be between 1 and 100000, got 0"),
+    (["rank", "--data", "i", "--vocab", "v", "--out", "o", "--shards", "0"],
+     "--shards: must be between 1 and 100000, got 0"),
 ])
 def test_bad_values_are_usage_errors_with_the_valid_range(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -55,7 +55,7 @@ def test_an_output_that_is_a_file_is_refused_before_any_work(tmp_path, sample_co
     with pytest.raises(SystemExit, match="--out .* is a file, not a directory"):
         cli.main(["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
                   "--out", str(out)])
-    for argv in (["rank", "--in", "i", "--vocab", "v", "--out", str(out)],
+    for argv in (["rank", "--data", "i", "--vocab", "v", "--out", str(out)],
                  ["report", "--data", "d", "--out", str(out)],
                  ["crawl", "--urls", "u", "--out", str(out)]):
         with pytest.raises(SystemExit, match="is a file, not a directory"):

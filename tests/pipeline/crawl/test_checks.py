@@ -1,4 +1,5 @@
-"""Pure checks of the crawl: addresses, URLs, sizes, which outcomes are settled."""
+"""Pure checks of the crawl: addresses, URLs, which outcomes are settled (sizes: the options'
+parser, tests/workflows/test_option_names.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from wikisum.pipeline.crawl.checks import (
     check_url,
     checked_addresses,
     is_done,
-    parse_size,
 )
 from wikisum.pipeline.crawl.records import Stop
 from wikisum.workflows import cli
@@ -72,21 +72,6 @@ def test_a_name_with_any_private_address_is_refused_whole():
 ])
 def test_check_url_scheme_and_validity(raw, expected):
     assert check_url(raw) == expected
-
-
-@pytest.mark.parametrize("text,n", [
-    ("10MB", 10 * 1024 ** 2), ("512KB", 512 * 1024), ("512kb", 512 * 1024),
-    ("4096", 4096), ("1.5M", 1536 * 1024), ("2GiB", 2 * 1024 ** 3), ("7 B", 7), ("1k", 1024),
-    (300, 300),
-])
-def test_parse_size(text, n):
-    assert parse_size(text) == n
-
-
-@pytest.mark.parametrize("text", ["", "MB", "10 XB", "ten", "-5", "0", "1.5.2MB", "10MBB"])
-def test_parse_size_rejects_with_the_value_named(text):
-    with pytest.raises(ValueError, match="size"):
-        parse_size(text)
 
 
 def test_cli_rejects_a_bad_max_bytes(capsys):

@@ -38,3 +38,62 @@ def test_robots_policy_rules_and_conventions():
         "http://h.test/x", UA).reason == "tls"
     assert robots_policy_after_stop(Stop("failed", "redirect_loop")).refusal(
         "http://h.test/x", UA) is None
+
+
+CRAWLER_UA = "wikisum-crawler/0.1 (+research crawl of pages cited by Wikipedia)"
+
+
+def allowed(body: bytes, url: str, user_agent: str = CRAWLER_UA) -> bool:
+    return robots_policy(200, body, user_agent).refusal(url, user_agent) is None
+
+
+def test_robots_wildcards_and_end_anchor():
+    body = b"User-agent: *\nDisallow: /*.pdf$\nDisallow: /tmp*/cache\n"
+    assert not allowed(body, "http://h.test/papers/a.pdf")
+    assert allowed(body, "http://h.test/papers/a.pdf?page=2")  # `$`: the path ends there
+    assert allowed(body, "http://h.test/papers/a.pdf.html")
+    assert allowed(body, "http://h.test/papers/a.html")
+    assert not allowed(body, "http://h.test/tmp-2019/cache/x")
+    assert allowed(body, "http://h.test/tmp-2019/other")
+
+
+def test_robots_longest_match_wins_and_allow_wins_a_tie():
+    body = (b"User-agent: *\nDisallow: /private\nAllow: /private/public\n"
+            b"Allow: /shop/\nDisallow: /shop/\n")
+    assert not allowed(body, "http://h.test/private/x")
+    assert allowed(body, "http://h.test/private/public/page")  # the longer rule, not the first
+    assert allowed(body, "http://h.test/shop/item")  # equal length: Allow
+    # Order does not matter: the same rules the other way round.
+    body = b"User-agent: *\nAllow: /a/b\nDisallow: /a\n"
+    assert allowed(body, "http://h.test/a/b/c") and not allowed(body, "http://h.test/a/c")
+
+
+def test_robots_user_agent_group_selection():
+    body = (b"User-agent: *\nDisallow: /\n\n"
+            b"User-agent: wikisum\nDisallow: /generic/\n\n"
+            b"User-agent: WIKISUM-CRAWLER\nDisallow: /specific/\nCrawl-delay: 1.5\n\n"
+            b"User-agent: otherbot\nUser-agent: thirdbot\nAllow: /\n")
+    # The most specific group matching the crawler's product token, case-insensitively; the
+    # groups are not merged with `*` or with each other.
+    assert allowed(body, "http://h.test/generic/x")
+    assert not allowed(body, "http://h.test/specific/x")
+    assert allowed(body, "http://h.test/page")
+    assert robots_policy(200, body, CRAWLER_UA).crawl_delay_s == 1.5
+    # A group with several user-agent lines applies to each of them.
+    assert allowed(body, "http://h.test/page", "ThirdBot/2.0")
+    assert allowed(body, "http://h.test/page", "otherbot")
+    # No matching group: `*`.
+    assert not allowed(body, "http://h.test/page", "UnknownBot/1.0")
+    assert robots_policy(200, body, "UnknownBot/1.0").crawl_delay_s == 0.0
+    # No group at all for us and no `*`: everything allowed.
+    assert allowed(b"User-agent: otherbot\nDisallow: /\n", "http://h.test/page")
+
+
+def test_robots_tolerates_odd_files():
+    assert allowed(b"", "http://h.test/x")
+    assert allowed(b"\xff\xfe garbage\nnot a rule\n", "http://h.test/x")
+    body = b"# comment\nuser-agent: *   # trailing comment\ndisallow: /x # why\ncrawl-delay: n/a\n"
+    assert not allowed(body, "http://h.test/x/y")
+    assert robots_policy(200, body, CRAWLER_UA).crawl_delay_s == 0.0
+    # Percent-encoding is compared decoded on both sides.
+    assert not allowed(b"User-agent: *\nDisallow: /caf%C3%A9\n", "http://h.test/caf%c3%a9/menu")

@@ -1,0 +1,257 @@
+"""A trained model on its own: ``wikisum export`` writes a run's weights, config and tokenizer to
+a directory that loads without the training state, and :func:`load` opens a run or an export
+alike.
+
+    export("runs/t-dmca", "exports/t-dmca")       # the latest checkpoint's weights
+    bundle = load("exports/t-dmca")                # or load("runs/t-dmca")
+    bundle.model, bundle.tokenizer, bundle.decoding
+
+An export directory holds::
+
+    model.safetensors    the weights (safetensors: no pickle, loads with any safetensors reader)
+    config.json          the model name and config, special ids, how inputs are made (extractor,
+                         corpus, L) and the default decoding settings; "format": "wikisum-export"
+    tokenizer.model      the sentencepiece model of the data
+    data_stats.json      the training targets' lengths (where the run has them)
+    extractor.pkl        the learned extractor, for a model trained on its rankings
+    README.md            what the model is, and how to use it
+
+No optimizer, schedule, RNG or data position: an export is for using a model, a run for
+training it further. The weights are float32 (bf16 only where the model holds bf16).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+EXPORT_FORMAT = "wikisum-export"
+EXPORT_VERSION = 1
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+TOKENIZER = "tokenizer.model"
+LEARNED = "extractor.pkl"
+
+
+@dataclass
+class Bundle:
+    """A model ready to summarize: from a run (its latest checkpoint) or an export."""
+
+    model: Any  # torch.nn.Module, eval mode
+    name: str  # the registry name (t-dmca, seq2seq, ...)
+    config: Any  # the model config dataclass
+    tokenizer: Any  # sentencepiece.SentencePieceProcessor
+    special_ids: dict[str, int]
+    dataset_kind: str  # "ranked" (WikiSum articles) or "pairs" (headlines)
+    extractor: str  # how the training inputs were ranked (ranked datasets)
+    corpus: str
+    max_input_tokens: int  # L
+    decoding: dict  # default DecodeOptions fields: beam, alpha, max_len, min_len
+    step: int
+    path: Path  # the run or export directory
+    kind: str  # "run" or "export"
+    data: str | None = None  # the dataset a run was trained on (None for an export)
+    learned_extractor: str | None = None  # the learned extractor's file, where there is one
+    stats: dict | None = field(default=None, repr=False)  # data_stats.json
+
+    @property
+    def eos_id(self) -> int:
+        return int(self.special_ids["eos"])
+
+
+def is_export(path: str | Path) -> bool:
+    return (Path(path) / WEIGHTS).is_file() and (Path(path) / CONFIG).is_file()
+
+
+def default_decoding(stats: dict | None, run: str | Path | None = None,
+                     warn: bool = True) -> dict:
+    """The decoding defaults of a model: beam search (beam 4, alpha 0.6) up to the max_len its
+    training data suggests (:mod:`wikisum.models.datastats`)."""
+    from wikisum.models import datastats
+    from wikisum.models.decoding import DEFAULT_BEAM
+
+    max_len = datastats.max_len_from(stats)
+    if max_len is None:
+        max_len = datastats.default_max_len(run, warn=warn) if run is not None \
+            else datastats.FALLBACK_MAX_LEN
+    return {"beam": DEFAULT_BEAM, "alpha": 0.6, "max_len": max_len, "min_len": 0}
+
+
+def _learned_path(extractor: str, data: str | None) -> str | None:
+    if extractor != "learned" or not data:
+        return None
+    from wikisum.pipeline.loader import Dataset
+
+    return Dataset(data).info.get("learned_model")
+
+
+def load_run(run: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
+    """A run's latest checkpoint (or a checkpoint file) as a :class:`Bundle`."""
+    from wikisum.models import checkpoint, datastats
+
+    loaded = checkpoint.load(str(run), device, *((factory,) if factory else ()))
+    info_path = loaded.run / CONFIG
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
+    special = info.get("special_ids") or _special_ids(loaded.tokenizer)
+    tc = loaded.train_config
+    stats = datastats.read(loaded.run)
+    return Bundle(loaded.model, loaded.name, loaded.config, loaded.tokenizer, special,
+                  info.get("dataset_kind", "ranked"), tc.extractor, tc.corpus,
+                  tc.max_input_tokens, default_decoding(stats, loaded.run, warn), loaded.step,
+                  loaded.run, "run", tc.data, None, stats)
+
+
+def _special_ids(tokenizer) -> dict[str, int]:
+    from wikisum.pipeline import vocab
+
+    return asdict(vocab.special_ids(tokenizer))
+
+
+def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
+    """An export directory (written by :func:`export`) as a :class:`Bundle`."""
+    from safetensors.torch import load_model
+
+    from wikisum import models
+    from wikisum.models import datastats
+    from wikisum.pipeline import vocab
+
+    folder = Path(path)
+    info_path = folder / CONFIG
+    if not info_path.is_file():
+        raise FileNotFoundError(f"{info_path} not found: is {folder} a `wikisum export` output?")
+    try:
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{info_path} is not JSON: {exc}") from exc
+    if info.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{info_path} is not a wikisum export (no \"format\": "
+                         f"\"{EXPORT_FORMAT}\")")
+    if int(info.get("format_version", 0)) > EXPORT_VERSION:
+        raise ValueError(f"{folder} was exported by a newer wikisum (format version "
+                         f"{info['format_version']}; this one reads {EXPORT_VERSION})")
+    for name in (WEIGHTS, TOKENIZER):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder / name} not found: the export is incomplete; "
+                                    "export the run again")
+    model = (factory or models).from_config(info["model"], info["model_config"])
+    missing, unexpected = load_model(model, str(folder / WEIGHTS), strict=False,
+                                     device=str(device))
+    if missing or unexpected:
+        raise ValueError(f"{folder / WEIGHTS} does not fit model {info['model']} of "
+                         f"{CONFIG}: missing {sorted(missing)[:5]}, unexpected "
+                         f"{sorted(unexpected)[:5]}")
+    model.to(device).eval()
+    inputs = info["input"]
+    learned = folder / LEARNED
+    return Bundle(model, info["model"], model.config, vocab.load(str(folder / TOKENIZER)),
+                  info["special_ids"], info.get("dataset_kind", "ranked"), inputs["extractor"],
+                  inputs["corpus"], int(inputs["max_input_tokens"]), dict(info["decoding"]),
+                  int(info.get("step", 0)), folder, "export", None,
+                  str(learned) if learned.is_file() else None, datastats.read(folder))
+
+
+def load(path: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
+    """A run directory, a checkpoint file or an export directory, as a :class:`Bundle`."""
+    if is_export(path):
+        return load_export(path, device, factory)
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} not found: give a run directory (`wikisum train "
+                                "--out`) or an export directory (`wikisum export --out`)")
+    return load_run(path, device, factory, warn)
+
+
+def export(run: str | Path, out: str | Path, factory=None) -> dict:
+    """Write the model of ``run`` (its latest checkpoint, or a checkpoint file) to ``out``;
+    returns what was written. ``out`` must be empty or absent, or an earlier export."""
+    from safetensors.torch import save_model
+
+    from wikisum.models import datastats
+    from wikisum.models.checkpoint import write_text_atomically
+
+    bundle = load_run(run, "cpu", factory)
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or (any(target.iterdir())
+                                                     and not is_export(target))):
+        raise FileExistsError(f"{target} exists and is not an earlier export: give a new or "
+                              "empty --out")
+    learned = None
+    if bundle.extractor == "learned":
+        learned = _learned_path(bundle.extractor, bundle.data)
+        if not learned:
+            raise FileNotFoundError(f"{run} was trained on the learned extractor's rankings, "
+                                    "and its dataset names no learned model file to export "
+                                    "with it")
+    target.mkdir(parents=True, exist_ok=True)
+    tmp = target / f".{WEIGHTS}.tmp"
+    save_model(bundle.model, str(tmp), metadata={"format": EXPORT_FORMAT,
+                                                 "model": bundle.name, "step": str(bundle.step)})
+    tmp.replace(target / WEIGHTS)
+    shutil.copyfile(bundle.path / "vocab.model", target / TOKENIZER)
+    if bundle.stats is not None:
+        write_text_atomically(target / datastats.STATS_FILE,
+                              json.dumps(bundle.stats, indent=1) + "\n")
+    if learned:
+        from apache_beam.io.filesystem import CompressionTypes
+        from apache_beam.io.filesystems import FileSystems
+
+        with FileSystems.open(learned, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            (target / LEARNED).write_bytes(f.read())
+    info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
+            "model_config": asdict(bundle.config), "special_ids": bundle.special_ids,
+            "vocab_size": bundle.tokenizer.get_piece_size(), "dataset_kind": bundle.dataset_kind,
+            "input": {"extractor": bundle.extractor, "corpus": bundle.corpus,
+                      "max_input_tokens": bundle.max_input_tokens},
+            "decoding": bundle.decoding, "step": bundle.step,
+            "exported_from": str(bundle.path), "wikisum_version": _version()}
+    write_text_atomically(target / CONFIG, json.dumps(info, indent=1) + "\n")
+    write_text_atomically(target / "README.md", model_card(info, bundle))
+    parameters = sum(p.numel() for p in bundle.model.parameters())
+    return {"out": str(target), "model": bundle.name, "step": bundle.step,
+            "parameters": parameters, "files": sorted(p.name for p in target.iterdir()
+                                                      if not p.name.startswith("."))}
+
+
+def _version() -> str:
+    import wikisum
+
+    return wikisum.__version__
+
+
+def model_card(info: dict, bundle: Bundle) -> str:
+    """README.md of an export: what the model is and how to use it."""
+    inputs = info["input"]
+    if info["dataset_kind"] == "pairs":
+        reads = (f"the source text, cut to its first {inputs['max_input_tokens']} wordpieces "
+                 "(a headline-pairs model)")
+    else:
+        reads = (f"the article title, `<t>`, then the reference paragraphs ranked by the "
+                 f"`{inputs['extractor']}` extractor with the title as the query (the "
+                 f"`{inputs['corpus']}` corpus in training), cut to L = "
+                 f"{inputs['max_input_tokens']} wordpieces")
+    d = info["decoding"]
+    return f"""# {info['model']} (wikisum export)
+
+A `{info['model']}` model trained with wikisum for {info['step']} steps, exported from
+`{info['exported_from']}`. It reads {reads}, and writes a summary.
+
+| file | what |
+|---|---|
+| `model.safetensors` | the weights |
+| `config.json` | model config, special ids, input settings, default decoding |
+| `tokenizer.model` | the sentencepiece model ({info['vocab_size']} pieces) |
+
+Default decoding: beam search, beam {d['beam']}, length penalty alpha {d['alpha']}, at most
+{d['max_len']} tokens.
+
+```python
+from wikisum import models
+
+summary = models.summarize("THIS_DIRECTORY", texts, title="Title")  # texts: paragraphs
+bundle = models.load_bundle("THIS_DIRECTORY")  # load once, summarize many: pass the bundle
+```
+
+or, on a wikisum dataset, `wikisum decode --run THIS_DIRECTORY --data DATASET --out preds.jsonl`.
+"""

@@ -1,0 +1,130 @@
+"""`wikisum export` and `models.summarize` on a tiny trained t-dmca: the export loads without
+the training state, and summarize builds the model input as training did (title, <t>, the
+paragraphs in the extractor's order, cut to L), decodes and detokenises."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from wikisum import extractors, models
+from wikisum.models import checkpoint, datastats, export, inference
+from wikisum.models.base import make_batch
+from wikisum.models.decoding import beam_search
+from wikisum.pipeline.loader import Dataset
+from wikisum.workflows import cli
+
+TEXTS = ["the river runs north of the city.\nA green house stands by the stone bridge.",
+         "Alpha beta gamma delta.\n\n- small light over the river"]
+TITLE = "river city"
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("exports") / "tiny"
+    assert cli.main(["export", "--run", str(tiny_run), "--out", str(out)]) == 0
+    return out
+
+
+def expected_p99(data) -> int:
+    lengths = sorted(len(r["lead_ids"]) + 1 for r in Dataset(str(data)).rows("train")
+                     if len(r["lead_ids"]))
+    return lengths[-(-99 * len(lengths) // 100) - 1]
+
+
+def test_train_records_the_target_lengths(tiny_run, toy_data):
+    stats = json.loads((tiny_run / datastats.STATS_FILE).read_text())
+    assert stats["examples"] == 27 and stats["read"] == 30  # 3 empty leads
+    assert stats["target_tokens"]["p99"] == expected_p99(toy_data)
+    assert datastats.default_max_len(tiny_run) == 2 * expected_p99(toy_data)
+
+
+def test_a_run_without_the_record_falls_back_with_a_warning(tmp_path, capsys):
+    assert datastats.default_max_len(tmp_path) == datastats.FALLBACK_MAX_LEN == 500
+    assert "--max-len defaults to 500" in capsys.readouterr().err
+    assert datastats.max_len_from({"target_tokens": {"p99": 4000}}) == datastats.MAX_LEN_CAP
+
+
+def test_export_holds_weights_config_and_tokenizer_only(exported, tiny_run, toy_data,
+                                                        tmp_path):
+    from safetensors.torch import load_file
+
+    assert sorted(p.name for p in exported.iterdir()) == [
+        "README.md", "config.json", "data_stats.json", "model.safetensors", "tokenizer.model"]
+    info = json.loads((exported / "config.json").read_text())
+    assert info["format"] == export.EXPORT_FORMAT and info["model"] == "t-dmca"
+    assert info["input"] == {"extractor": "tfidf", "corpus": "combined", "max_input_tokens": 24}
+    assert info["decoding"] == {"beam": 4, "alpha": 0.6, "max_len": 2 * expected_p99(toy_data),
+                                "min_len": 0}
+    assert all(isinstance(t, torch.Tensor) for t in load_file(exported / "model.safetensors")
+               .values())
+    # Moved away from the run, and the run gone: it still loads, with the run's weights.
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(exported, moved)
+    bundle = models.load_export(str(moved))
+    trained = checkpoint.load(str(tiny_run)).model.state_dict()
+    assert bundle.model.state_dict().keys() == trained.keys()
+    assert all(torch.equal(bundle.model.state_dict()[k], v) for k, v in trained.items())
+    assert (bundle.kind, bundle.step, bundle.max_input_tokens) == ("export", 3, 24)
+    assert not bundle.model.training
+
+
+def test_summarize_a_run_and_its_export_end_to_end(tiny_run, exported):
+    summary = models.summarize(str(tiny_run), TEXTS, title=TITLE, max_len=10)
+    assert isinstance(summary, str)
+    assert models.summarize(str(exported), TEXTS, title=TITLE, max_len=10) == summary
+
+    # The same, by hand: the input as training builds it, then beam search.
+    bundle = models.load_bundle(str(exported))
+    paragraphs = ["the river runs north of the city.",
+                  "A green house stands by the stone bridge.", "Alpha beta gamma delta.",
+                  "small light over the river"]
+    assert inference.paragraphs_of(TEXTS) == paragraphs
+    sp = bundle.tokenizer
+    order = extractors.get("tfidf").rank(TITLE, paragraphs)
+    ids = sp.encode(TITLE) + [bundle.special_ids["title_sep"]]
+    for i in order:
+        ids += sp.encode(paragraphs[i])
+    assert inference.model_input(bundle, TEXTS, TITLE) == ids[:24]
+    hyp = beam_search(bundle.model, make_batch([ids[:24]], [[bundle.eos_id]]), beam=4,
+                      alpha=0.6, max_len=10, eos_id=bundle.eos_id)[0]
+    assert summary == sp.decode(hyp.tokens)
+
+
+def test_summarize_takes_the_decoding_options(exported):
+    bundle = models.load_bundle(str(exported))
+    drawn = [models.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=5, seed=3,
+                              max_len=12) for _ in range(2)]
+    assert drawn[0] == drawn[1]
+    greedy = models.summarize(bundle, TEXTS, title=TITLE, beam=1, max_len=12)
+    assert models.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=1, seed=9,
+                            max_len=12) == greedy
+    text = models.summarize(bundle, TEXTS, title=TITLE, no_repeat_ngram_size=1, max_len=12)
+    pieces = bundle.tokenizer.encode(text)
+    assert len(set(pieces)) == len(pieces)
+
+
+def test_summarize_says_what_is_wrong(exported, tmp_path):
+    bundle = models.load_bundle(str(exported))
+    with pytest.raises(ValueError, match="nothing to summarize"):
+        models.summarize(bundle, ["  \n 12:30 \n"], title=TITLE)
+    with pytest.raises(ValueError, match="cheating oracle"):
+        models.summarize(bundle, TEXTS, title=TITLE, extractor="cheating")
+    with pytest.raises(TypeError, match="unknown decoding settings"):
+        models.summarize(bundle, TEXTS, title=TITLE, beams=3)
+    with pytest.raises(ValueError, match="apply to sampling only"):
+        models.summarize(bundle, TEXTS, title=TITLE, top_p=0.5)
+    with pytest.raises(FileNotFoundError, match="run directory .* or an export directory"):
+        models.summarize(str(tmp_path / "nowhere"), TEXTS)
+
+
+def test_export_refuses_a_foreign_directory(tiny_run, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="is not an earlier export"):
+        cli.main(["export", "--run", str(tiny_run), "--out", str(tmp_path)])
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a wikisum export"):
+        export.load_export(tmp_path)

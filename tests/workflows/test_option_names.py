@@ -1,0 +1,203 @@
+"""One spelling per option across commands (README, "Option names"), retired spellings kept as
+hidden aliases, one parser for byte sizes, and the light defaults --help shows kept equal to
+the pipeline's."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from wikisum.workflows import checks, cli, defaults, progress
+
+# What each command once spelt otherwise, and what it spells now.
+RETIRED = {
+    "ingest": {"--num-shards": "--shards", "--shard-buffer-mb": "--shard-buffer"},
+    "vocab": {"--in": "--data", "--size": "--vocab-size"},
+    "rank": {"--in": "--data", "--rank-shards": "--shards", "--shard-buffer-mb": "--shard-buffer"},
+    "build": {"--num-shards": "--ingest-shards", "--rank-shards": "--shards",
+              "--shard-buffer-mb": "--shard-buffer"},
+    "report": {"--sample": "--limit"},
+}
+RETIRED_SPELLINGS = {old for table in RETIRED.values() for old in table}
+# The same words for other things (none today).
+UNRELATED: set[tuple[str, str]] = set()
+# (value given to the retired spelling, value given to the new one): the same setting
+VALUES = {"--shard-buffer-mb": ("3", "3MB")}
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    parser = cli.build_parser()
+    return dict(parser._subparsers._group_actions[0].choices)
+
+
+def visible_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for a in parser._actions if a.help is not argparse.SUPPRESS
+            for s in a.option_strings]
+
+
+def required_argv(parser: argparse.ArgumentParser, leave_out: str) -> list[str]:
+    """A value for each required option (a required group's first) but the one setting
+    ``leave_out``."""
+    required = [a for a in parser._actions if a.required and a.option_strings]
+    required += [g._group_actions[0] for g in parser._mutually_exclusive_groups if g.required]
+    return [x for a in required if a.dest != leave_out for x in (a.option_strings[0], "x")]
+
+
+def test_no_command_shows_a_retired_spelling():
+    for name, parser in commands().items():
+        shown = set(visible_options(parser))
+        retired = {old for old in RETIRED_SPELLINGS if (name, old) not in UNRELATED}
+        assert not shown & retired, name
+        help_text = parser.format_help()
+        for old in retired:
+            assert f"{old} " not in help_text and f"{old}\n" not in help_text, (name, old)
+        # a byte size carries its unit in the value, never in the name
+        assert not [s for s in shown if s.endswith(("-mb", "-kb", "-gb"))], name
+
+
+def test_each_command_keeps_exactly_its_retired_spellings():
+    for name, parser in commands().items():
+        assert checks.retired_options(parser) == RETIRED.get(name, {}), name
+
+
+@pytest.mark.parametrize("command,old,new",
+                         [(c, o, n) for c, table in RETIRED.items() for o, n in table.items()])
+def test_a_retired_spelling_parses_to_the_same_setting(command, old, new):
+    parser = commands()[command]
+    dest = {s: a.dest for a in parser._actions for s in a.option_strings}
+    assert dest[old] == dest[new]
+    old_value, new_value = VALUES.get(old, ("64", "64"))
+    base = required_argv(parser, leave_out=dest[new])
+    via_old = parser.parse_args([*base, old, old_value])
+    via_new = parser.parse_args([*base, new, new_value])
+    assert getattr(via_old, dest[old]) == getattr(via_new, dest[new])
+    assert via_old.retired_options == [(old, new)]
+    assert not hasattr(via_new, "retired_options")
+
+
+def test_the_shard_buffer_in_either_spelling_is_bytes():
+    parser = commands()["rank"]
+    base = ["--data", "i", "--vocab", "v", "--out", "o"]
+    assert parser.parse_args([*base, "--shard-buffer-mb", "64"]).shard_buffer == 64 * 2 ** 20
+    assert parser.parse_args([*base, "--shard-buffer", "1.5GB"]).shard_buffer == 3 * 2 ** 29
+    assert parser.parse_args(base).shard_buffer == 256 * 2 ** 20
+
+
+def test_a_missing_required_option_names_the_new_spelling(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["vocab", "--out", "v.model"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--data" in err and "--in" not in err
+
+
+def test_verbose_says_what_a_retired_spelling_is_now(tmp_path, capsys):
+    argv = ["vocab", "--in", str(tmp_path / "missing"), "--out", str(tmp_path / "v.model")]
+    try:
+        for flags, shown in (([], False), (["-v"], True)):
+            with pytest.raises(SystemExit):  # no ingest output there: the command stops
+                cli.main([*flags, *argv])
+            assert ("--in is now spelt --data" in capsys.readouterr().err) is shown
+    finally:
+        progress.set_verbosity(progress.NORMAL)
+
+
+def test_every_byte_size_option_reads_units():
+    for name, parser in commands().items():
+        for action in parser._actions:
+            if action.help is argparse.SUPPRESS:
+                continue
+            if action.metavar == "SIZE" or any(s.endswith("-bytes") for s in
+                                               action.option_strings):
+                assert getattr(action.type, "__name__", "") == "size", (name, action.dest)
+
+
+@pytest.mark.parametrize("text,n", [
+    ("10MB", 10 * 1024 ** 2), ("512KB", 512 * 1024), ("512kb", 512 * 1024), ("64KiB", 65536),
+    ("4096", 4096), ("1.5M", 1536 * 1024), ("1.5GB", 3 * 2 ** 29), ("2GiB", 2 * 1024 ** 3),
+    ("7 B", 7), ("1k", 1024), (300, 300),
+])
+def test_parse_size(text, n):
+    assert checks.parse_size(text) == n
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "not a size"), ("MB", "not a size"), ("10 XB", "not a size"), ("ten", "not a size"),
+    ("1.5.2MB", "not a size"), ("10MBB", "not a size"), ("0", "must be at least 1, got 0"),
+    ("-5", "must be at least 1, got -5"),
+])
+def test_parse_size_rejects_with_the_value_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        checks.parse_size(text)
+
+
+def test_size_bounds_and_format():
+    assert checks.byte_size(2 ** 20)("1MB") == 2 ** 20
+    with pytest.raises(argparse.ArgumentTypeError, match="must be at least 1MB, got 1000"):
+        checks.byte_size(2 ** 20)("1000")
+    with pytest.raises(argparse.ArgumentTypeError, match="must be at most 1KB, got 2KB"):
+        checks.byte_size(1, 1024)("2KB")
+    assert [checks.format_size(n) for n in (256 * 2 ** 20, 2 ** 30, 1024, 1000, 1536)] == \
+        ["256MB", "1GB", "1KB", "1000", "1536"]
+    for n in (256 * 2 ** 20, 2 ** 30, 1536, 1000):
+        assert checks.parse_size(checks.format_size(n)) == n
+
+
+def test_a_bad_size_is_a_usage_error_naming_the_option(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["ingest", "--wiki", "w", "--out", "o", "--shard-buffer", "lots"])
+    assert exit_.value.code == 2
+    assert "argument --shard-buffer: not a size: 'lots'" in capsys.readouterr().err
+
+
+def test_help_defaults_equal_the_pipeline_values():
+    from wikisum import extractors
+    from wikisum.extractors import learned
+    from wikisum.pipeline import (
+        clones,
+        crawl,
+        dedup,
+        dumps,
+        exemplars,
+        ingest,
+        pairs,
+        rank,
+        references,
+        report,
+        shards,
+        vocab,
+    )
+    from wikisum.pipeline.ccfetch import CcFetchConfig
+    from wikisum.pipeline.sample import corpus
+
+    d = defaults
+    assert (d.SAMPLE_DUMP_NAME, d.SAMPLE_WET_NAME, d.SAMPLE_SEARCH_NAME) == \
+        (corpus.DUMP_NAME, corpus.WET_NAME, corpus.SEARCH_NAME)
+    assert d.INGEST_SHARDS == ingest.DEFAULT_SHARDS
+    assert d.SHARD_BUFFER_BYTES == shards.DEFAULT_BUFFER_BYTES
+    assert d.MAX_PAGE_BYTES == references.DEFAULT_MAX_PAGE_BYTES
+    assert d.MAX_ARTICLE_BYTES == dumps.DEFAULT_MAX_TEXT_BYTES
+    attach, clean = references.AttachConfig(), references.CleanConfig()
+    assert (d.CLONE_THRESHOLD, d.CLONE_MEASURE) == (attach.clone_threshold, attach.clone_measure)
+    assert d.CLONE_MEASURES == clones.CLONE_MEASURES
+    assert (d.PAGE_TIMEOUT_S, d.MIN_WORDS) == (clean.timeout_s, clean.min_words)
+    assert d.NEAR_DUPLICATE_THRESHOLD == dedup.DedupConfig().threshold
+    assert (d.VOCAB_SIZE, d.VOCAB_MAX_TEXTS) == (vocab.DEFAULT_SIZE, vocab.DEFAULT_MAX_TEXTS)
+    assert d.RANK_SHARDS == rank.DEFAULT_SHARDS
+    assert d.LEARNED_ARTICLES == learned.DEFAULT_MAX_ARTICLES
+    assert d.EXTRACTORS == tuple(extractors.NAMES)
+    assert (d.REPORT_LENGTHS, d.REPORT_BOOTSTRAP) == (report.DEFAULT_LENGTHS,
+                                                      report.BOOTSTRAP_SAMPLES)
+    assert (d.PAIRS_VOCAB_SIZE, d.PAIRS_MAX_TEXTS, d.PAIRS_SHARDS) == \
+        (pairs.DEFAULT_VOCAB_SIZE, pairs.DEFAULT_MAX_TEXTS, pairs.DEFAULT_SHARDS)
+    assert (d.EXEMPLAR_EXTRACTOR, d.EXEMPLAR_CORPUS, d.EXEMPLAR_MAX_INPUT_TOKENS,
+            d.EXEMPLAR_MAX_CELLS, d.EXEMPLAR_MAX_BLOCK) == \
+        (exemplars.DEFAULT_EXTRACTOR, exemplars.DEFAULT_CORPUS, exemplars.DEFAULT_MAX_INPUT_TOKENS,
+         exemplars.DEFAULT_MAX_CELLS, exemplars.MAX_BLOCK)
+    assert d.exemplar_workers() == exemplars.default_workers()
+    crawl_config = crawl.CrawlConfig(urls=(), out="")
+    assert {k: getattr(crawl_config, k) for k in d.CRAWL} == d.CRAWL
+    assert d.CRAWL_DEADLINE_FACTOR == crawl.DEADLINE_FACTOR
+    cc_config = CcFetchConfig(urls=(), out="")
+    assert {k: getattr(cc_config, k) for k in d.CC_FETCH} == d.CC_FETCH

@@ -1,0 +1,46 @@
+"""``wikisum export``: a trained run's model as safetensors weights, config and tokenizer, for
+use without the training state; :func:`wikisum.models.export.export` does the work."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "write a run's model as safetensors weights + config + tokenizer, without training state"
+DESCRIPTION = """\
+Export the model of a trained run (its latest checkpoint, or --run CHECKPOINT_FILE) to a
+directory that loads without the optimizer, schedule or data position:
+
+  model.safetensors   the weights
+  config.json         model name and config, special ids, how inputs are made (extractor,
+                      corpus, L), default decoding (beam, alpha, max_len)
+  tokenizer.model     the sentencepiece model
+  data_stats.json     the training targets' lengths (where the run has them)
+  extractor.pkl       the learned extractor, for a model trained on its rankings
+  README.md           what the model is and how to use it
+
+Use it from Python with `wikisum.models.summarize(OUT, texts, title=...)` or
+`wikisum.models.load_bundle(OUT)`, or decode a dataset with `wikisum decode --run OUT --data DIR`.
+"""
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("export", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, metavar="RUN",
+                   help="a `wikisum train` --out (or one of its checkpoint files)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the export directory (new, empty, or an earlier export)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from wikisum.models import export
+    from wikisum.workflows.progress import say
+
+    try:
+        result = export.export(args.run, args.out)
+    except (FileNotFoundError, FileExistsError, ValueError) as exc:
+        raise SystemExit(f"wikisum export: {exc}") from exc
+    say(f"export: {result['model']} step {result['step']} ({result['parameters']:,} "
+        f"parameters) -> {result['out']} ({', '.join(result['files'])})")
+    return 0
