@@ -6,6 +6,8 @@ A run directory holds everything needed to use the model::
                                 the dataset's path relative to RUN (see models/runpaths.py)
     RUN/vocab.model             the sentencepiece model of the data, copied
     RUN/checkpoints/step-N.pt   the last ``keep_checkpoints`` checkpoints
+    RUN/checkpoints/best.pt     with early stopping (``patience``): the checkpoint of the step
+                                with the lowest dev perplexity so far
     RUN/log.jsonl               one JSON object a line: training steps, dev perplexity, events
     RUN/summary.json            what :func:`wikisum.models.training.train` returned last
     RUN/data_stats.json         the training targets' lengths (:mod:`wikisum.models.datastats`)
@@ -17,6 +19,11 @@ torch, CUDA) of every rank and the data position (epoch, batches and examples ta
 killed after step k and started again with the same ``--out`` trains steps k+1.. exactly as an
 uninterrupted run would (bit for bit on CPU; see :class:`wikisum.models.batching.BatchStream`).
 Files are written to a temporary name and renamed, so a reader sees the old file or the new one.
+
+Which checkpoint a run directory stands for (:func:`load`, hence ``wikisum decode``, ``export``,
+``summarize``): ``best.pt`` where early stopping wrote one, else the latest ``step-N.pt``; give a
+checkpoint file instead of the directory to use another. Resuming training always reads the
+latest ``step-N.pt``.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from wikisum.pipeline import vocab
 
 CHECKPOINT_FORMAT = 1
 CHECKPOINT_RE = re.compile(r"^step-(\d+)\.pt$")
+BEST = "best.pt"  # in RUN/checkpoints: the lowest dev perplexity so far (early stopping)
 
 
 def checkpoints(run: str) -> list[tuple[int, Path]]:
@@ -56,6 +64,12 @@ def checkpoints(run: str) -> list[tuple[int, Path]]:
 def latest_checkpoint(run: str) -> Path | None:
     found = checkpoints(run)
     return found[-1][1] if found else None
+
+
+def best_checkpoint(run: str) -> Path | None:
+    """RUN/checkpoints/best.pt where early stopping wrote one, else None."""
+    path = Path(run) / "checkpoints" / BEST
+    return path if path.is_file() else None
 
 
 def latest_readable(run: str, device: str | torch.device = "cpu"
@@ -144,10 +158,20 @@ class Loaded:
 
 
 def load(path: str, device: str = "cpu", factory=models) -> Loaded:
-    """A trained model from a run directory (its latest checkpoint) or a checkpoint file."""
+    """A trained model from a run directory (its best checkpoint where early stopping kept
+    one, else its latest) or a checkpoint file."""
     path_ = Path(path)
     if path_.is_dir():
-        ckpt, state = latest_readable(str(path_), device)
+        ckpt = state = None
+        best = best_checkpoint(str(path_))
+        if best is not None:
+            try:
+                ckpt, state = best, read_checkpoint(best, device)
+            except ValueError as exc:
+                print(f"warning: {exc}; using the latest checkpoint", file=sys.stderr,
+                      flush=True)
+        if state is None:
+            ckpt, state = latest_readable(str(path_), device)
         if ckpt is None:
             raise FileNotFoundError(f"no checkpoint in {path_ / 'checkpoints'}: has `wikisum "
                                     f"train --out {path}` saved one yet?")

@@ -74,6 +74,9 @@ class TrainConfig:
     log_every: int = 50  # updates
     eval_every: int = 1000  # updates between dev perplexities (also at the last step); 0: never
     dev_examples: int | None = 500  # dev examples per evaluation (None: the whole split)
+    # Early stopping: stop when the dev perplexity has not improved for this many evaluations
+    # in a row, keeping the best model in RUN/checkpoints/best.pt (0: never stop early).
+    patience: int = 0
     checkpoint_every: int = 1000  # updates (and always at the end of an invocation)
     # Also when this many minutes passed since the last checkpoint (0: never), and always when
     # the process is asked to stop (SIGTERM, SIGINT): a killed run loses minutes, not hours.
@@ -94,13 +97,16 @@ class TrainConfig:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         for name in ("shuffle_buffer", "eval_every", "clip_norm", "weight_decay", "adam_eps",
-                     "checkpoint_minutes"):
+                     "checkpoint_minutes", "patience"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
         for name in ("stop_after", "max_target_tokens", "dev_examples", "warmup_steps"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be at least 1 (or null), got {value}")
+        if self.patience and not self.eval_every:
+            raise ConfigError(f"patience={self.patience} stops on the dev perplexity, which "
+                              "eval_every=0 never measures: set eval_every too")
         if not self.lr > 0:
             raise ConfigError(f"lr must be positive, got {self.lr}")
         if self.preset != "auto" and self.preset not in models.PRESETS:

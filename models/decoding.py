@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
-import torch.nn.functional as F
 
 NEG_INF = float("-inf")
 
@@ -124,27 +123,55 @@ class MinLength:
         pass
 
 
-def wfe_adjustment(budget: torch.Tensor, gate_logits: torch.Tensor, eos_id: int) -> torch.Tensor:
-    """The WFE decoding term (Suzuki & Nagata, 2017): ``log(clip(r_j, 0, 1) * sigmoid(g))``.
+def wfe_limits(a_hat: torch.Tensor) -> torch.Tensor:
+    """How many times each word may occur in an output under WFE: the estimated frequency
+    rounded to the nearest count, and at least 1 (a word used once is never a repeat).
 
-    ``r_j`` is what is left of a hypothesis' budget for each word; once it reaches 0 the word
-    gets -inf and is never emitted again. </s> is never blocked nor penalised (its term is 0),
-    so a hypothesis can always end. Shapes: budget, gate_logits (N, V); returns (N, V) float32.
+        n_w = max(1, floor(a_hat_w + 1/2))
+
+    Shapes: a_hat (N, V); returns (N, V) float32 of whole numbers >= 1.
     """
-    adj = torch.log(budget.float().clamp(0.0, 1.0)) + F.logsigmoid(gate_logits.float())
+    return torch.floor(a_hat.float() + 0.5).clamp_(min=1.0)
+
+
+def wfe_adjustment(left: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """The WFE decoding term: 0 for a word a hypothesis may still emit (``left > 0``), -inf for
+    one it has used up; </s> is never blocked. Nothing is charged per token, so the constraint
+    only removes repeats and never favours shorter outputs. Shapes: left (N, V); returns (N, V)
+    float32."""
+    adj = torch.zeros_like(left, dtype=torch.float32).masked_fill_(left <= 0, NEG_INF)
     adj[:, eos_id] = 0.0
     return adj
 
 
 class WFEProcessor:
-    """Word-frequency estimation at decoding time: each hypothesis keeps its own budget r_j,
-    ``ReLU(r)`` of the model's estimate (``state.wfe``, :class:`wikisum.models.wfe.Estimate`) at the
-    start, one less for each token it emits; the beam score adds :func:`wfe_adjustment`."""
+    """Word-frequency estimation at decoding time (Suzuki & Nagata, 2017), as a hard cap on each
+    word's count.
+
+    The model estimates an upper bound ``a_hat = ReLU(r) * sigmoid(g)`` on how often each word
+    occurs in the output (``state.wfe``, :class:`wikisum.models.wfe.Estimate`; eq. 7 trains
+    ``a_hat`` itself, not ``r``, against the true counts). Each hypothesis y_<j keeps what is left
+    of every word's limit, and the next word's score is
+
+        s(y_j = w | y_<j) = log p(w | y_<j, x) + log 1[c_w(y_<j) < n_w],
+        n_w = max(1, floor(a_hat_w + 1/2))                                 (:func:`wfe_limits`)
+
+    where c_w(y_<j) counts w in the hypothesis; </s> is never blocked. So a word with estimate
+    a_hat may be emitted round(a_hat) times, and once even when a_hat < 0.5.
+
+    The paper's decoding (its Algorithm 1, as we read it) adds ``log(clip(a_hat - c(y_<j), 0,
+    1))`` instead: a word may occur ceil(a_hat) times, the last use charged log of the fraction
+    left, and a word with a_hat = 0 never. This module applied that with ReLU(r) as the
+    remaining count and added log sigmoid(g) to every word. On Gigaword headlines both costs
+    fell on words only, never on </s>: every token paid log sigmoid(g) and every word estimated
+    below 1 paid log a_hat, so hypotheses that ended early won, and outputs got a fifth shorter
+    (docs/benchmarks.md, Headlines). Rounding instead of the fractional charge also makes eq.
+    7's margin (an estimate up to a + epsilon is not penalised) allow a word a times, not a + 1.
+    """
 
     def __init__(self, eos_id: int):
         self.eos_id = eos_id
-        self.budget: torch.Tensor | None = None  # (N, V) float32: words each hypothesis may emit
-        self.gate: torch.Tensor | None = None  # (N, V) gate logits g, fixed per batch row
+        self.left: torch.Tensor | None = None  # (N, V) float32: uses each hypothesis has left
 
     def init(self, state: Any, rows: int, beam: int) -> None:
         estimate = getattr(state, "wfe", None)
@@ -155,17 +182,14 @@ class WFEProcessor:
                 f"or decode with wfe=False")
         if estimate.r.shape[0] != rows:
             raise ValueError(f"state.wfe.r has {estimate.r.shape[0]} rows, the batch {rows}")
-        self.budget = torch.relu(estimate.r.float())  # (rows, V)
-        self.gate = estimate.g.float()  # (rows, V)
+        self.left = wfe_limits(estimate.a_hat)  # (rows, V)
 
     def adjust(self, logprobs: torch.Tensor, length: int) -> torch.Tensor:
-        return logprobs + wfe_adjustment(self.budget, self.gate, self.eos_id)
+        return logprobs + wfe_adjustment(self.left, self.eos_id)
 
     def update(self, tokens: torch.Tensor, index: torch.Tensor) -> None:
-        self.budget = self.budget.index_select(0, index)  # (N', V)
-        self.gate = self.gate.index_select(0, index)
-        self.budget.scatter_add_(1, tokens.unsqueeze(1),
-                                 torch.full_like(self.budget[:, :1], -1.0))
+        self.left = self.left.index_select(0, index)  # (N', V)
+        self.left.scatter_add_(1, tokens.unsqueeze(1), torch.full_like(self.left[:, :1], -1.0))
 
 
 class NoRepeatNGram:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from apache_beam.io.filesystems import FileSystems
 from wikisum import models
 from wikisum.models import batching, datastats, runpaths
 from wikisum.models.checkpoint import (
+    BEST,
     CHECKPOINT_FORMAT,
     Loaded,
     checkpoints,
@@ -72,7 +73,7 @@ from wikisum.pipeline.loader import Dataset
 # TrainConfig fields that may differ when a run is resumed: they change how long it runs and what
 # it reports, never what a step computes.
 RESUMABLE_CHANGES = frozenset({
-    "data", "out", "steps", "stop_after", "log_every", "eval_every", "dev_examples",
+    "data", "out", "steps", "stop_after", "log_every", "eval_every", "dev_examples", "patience",
     "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "log_to"})
 # Model config fields set from the dataset's special ids when the model has them.
 SPECIAL_ID_FIELDS = {"pad_id": "pad", "unk_id": "unk", "bos_id": "bos", "eos_id": "eos",
@@ -222,6 +223,37 @@ def _stop_on_signals(trainer: _Trainer):
             signal.signal(signum, old)
 
 
+@dataclass
+class EarlyStopping:
+    """Where early stopping on the dev perplexity stands: the best perplexity and its step,
+    and how many evaluations in a row have not improved on it. Checkpoints hold it, so a
+    resumed run goes on counting where the killed one was."""
+
+    best_ppl: float = math.inf
+    best_step: int | None = None
+    bad: int = 0  # evaluations since the best one
+
+    @classmethod
+    def from_state(cls, state: dict | None) -> EarlyStopping:
+        saved = (state or {}).get("early_stopping")
+        return cls(**saved) if saved else cls()
+
+    def state(self) -> dict:
+        return asdict(self)
+
+    def observe(self, step: int, ppl: float) -> bool:
+        """Count the evaluation of ``step``; True when it is a new best (strictly lower)."""
+        if ppl < self.best_ppl:
+            self.best_ppl, self.best_step, self.bad = ppl, step, 0
+            return True
+        self.bad += 1
+        return False
+
+    def exhausted(self, patience: int) -> bool:
+        """True when ``patience`` (> 0) evaluations in a row brought no new best."""
+        return patience > 0 and self.bad >= patience
+
+
 class Settled:
     """A config with its automatic settings made concrete, and what they were set to."""
 
@@ -294,6 +326,10 @@ class _Trainer:
         self.warned_small_data = False
         self.stopped: str | None = None
         self.last_ckpt = ckpt
+        self.early = EarlyStopping.from_state(state)
+        if config.patience and not self.dataset.files("dev"):
+            raise ConfigError(f"patience={config.patience} stops on the dev perplexity, and "
+                              f"{config.data} has no dev split")
         if procs.main:
             self._prepare_run_dir(state is None)
         self.log = RunLog(self.run_dir, self.resumed_from, procs.main, config.log_to,
@@ -423,23 +459,38 @@ class _Trainer:
         """The train config as the run records it: paths relative to the run directory."""
         return runpaths.stored_train_config(asdict(self.config), self.run_dir)
 
-    def _save(self) -> None:
-        """A checkpoint of this step (every rank takes part; rank 0 writes)."""
+    def _state(self) -> dict:
+        """What a checkpoint of this step holds (every rank takes part: it gathers)."""
         s = self.stream
         rng = self.procs.gather(rng_state())
         examples = self.procs.gather(s.examples)
+        return {
+            "format": CHECKPOINT_FORMAT, "model_name": self.name,
+            "model_config": asdict(self.model.config),
+            "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
+            "step": self.step, "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "data": {"epoch": s.epoch, "batches": s.batches, "examples": examples,
+                     "skipped_before": dict(s.skipped_before)},
+            "rng": rng, "tokens_seen": self.tokens_seen,
+            "early_stopping": self.early.state()}
+
+    def _save_best(self) -> None:
+        """RUN/checkpoints/best.pt: this step, the lowest dev perplexity so far."""
+        state = self._state()
+        if self.procs.main:
+            path = self.run_dir / "checkpoints" / BEST
+            save_atomically(state, path)
+            self.log.write({"step": self.step, "event": "best", "path": str(path),
+                            "dev_ppl": self.early.best_ppl})
+
+    def _save(self) -> None:
+        """A checkpoint of this step (every rank takes part; rank 0 writes)."""
+        state = self._state()
         path = self.run_dir / "checkpoints" / f"step-{self.step}.pt"
         if self.procs.main:
-            save_atomically({
-                "format": CHECKPOINT_FORMAT, "model_name": self.name,
-                "model_config": asdict(self.model.config),
-                "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
-                "step": self.step, "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "data": {"epoch": s.epoch, "batches": s.batches, "examples": examples,
-                         "skipped_before": dict(s.skipped_before)},
-                "rng": rng, "tokens_seen": self.tokens_seen}, path)
+            save_atomically(state, path)
             for _, old in checkpoints(self.config.out)[:-self.config.keep_checkpoints]:
                 old.unlink()
             self.log.write({"step": self.step, "event": "checkpoint", "path": str(path)})
@@ -575,6 +626,13 @@ class _Trainer:
                         "warmup_steps": c.warmup_steps, "parameters": parameters,
                         "world": self.procs.world, "device": str(self.procs.device)})
         end = c.steps if c.stop_after is None else min(c.steps, self.step + c.stop_after)
+        if self.early.exhausted(c.patience):  # resuming a run that stopped early
+            end = self.step
+            self.stopped = "early_stopping"
+            if self.procs.main:
+                print(f"train: the run stopped early at step {self.step:,} (no better dev "
+                      f"perplexity in {self.early.bad} evaluations, patience={c.patience}); "
+                      "raise patience to train on", file=sys.stderr, flush=True)
         self._announce(parameters, end)
         progress = self._progress(end)
         last: dict[str, Any] = {"loss": None, "dev": None}
@@ -609,6 +667,8 @@ class _Trainer:
                     if progress is not None:
                         progress.note(f"dev {self.name} step {self.step} "
                                       f"ppl {dev['dev_ppl']:.3f}")
+                    if c.patience and self.early.observe(self.step, dev["dev_ppl"]):
+                        self._save_best()
             time_due = bool(c.checkpoint_minutes) and (
                 time.monotonic() - self.saved_at >= 60 * c.checkpoint_minutes)
             due, stop = time_due, self.stop_signal is not None
@@ -618,6 +678,18 @@ class _Trainer:
                 self._save()
             if stop:
                 self.stopped = self.stop_signal or "signal on another rank"
+                break
+            if self.early.exhausted(c.patience):
+                self.stopped = "early_stopping"
+                self.log.write({"step": self.step, "event": "early_stop", "patience": c.patience,
+                                "evaluations_without_improvement": self.early.bad,
+                                "best_step": self.early.best_step,
+                                "best_dev_ppl": self.early.best_ppl})
+                if progress is not None:
+                    progress.note(f"early stop at step {self.step}: no better dev perplexity in "
+                                  f"{self.early.bad} evaluations; the best, "
+                                  f"{self.early.best_ppl:.3f} at step {self.early.best_step}, "
+                                  f"is in checkpoints/{BEST}")
                 break
         if progress is not None:
             progress.close()
@@ -636,6 +708,14 @@ class _Trainer:
             "seconds": time.perf_counter() - started,
             "stopped_by": self.stopped,
         }
+        if c.patience:
+            best = self.run_dir / "checkpoints" / BEST
+            summary["early_stopping"] = {
+                "patience": c.patience, "stopped": self.stopped == "early_stopping",
+                "best_step": self.early.best_step,
+                "best_dev_ppl": None if self.early.best_step is None else self.early.best_ppl,
+                "evaluations_without_improvement": self.early.bad,
+                "best_checkpoint": str(best) if self.early.best_step is not None else None}
         if self.procs.main:
             self.log.write({"step": self.step, "event": "end", "skipped": summary["skipped"]})
             write_text_atomically(self.run_dir / "summary.json",
@@ -665,6 +745,11 @@ def summary_line(summary: dict) -> str:
     if skipped:
         parts.append("skipped " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
     parts.append(f"-> {summary['checkpoint']}")
+    early = summary.get("early_stopping")
+    if early and early["best_step"] is not None:
+        parts.append(f"({'stopped early; ' if early['stopped'] else ''}best dev ppl "
+                     f"{early['best_dev_ppl']:.3f} at step {early['best_step']} -> "
+                     f"{early['best_checkpoint']}, which decode uses)")
     return " ".join(parts)
 
 

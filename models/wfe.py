@@ -6,8 +6,9 @@ on how many times each vocabulary word may appear in the output.
     a_hat = ReLU(r) * sigmoid(g)                   (B, V)
 
 The model trains it jointly with the likelihood against the true target word counts ``a``
-(:func:`wfe_loss`). Decoding uses ``ReLU(r)`` as a per-hypothesis budget and ``sigmoid(g)`` as a
-gate (``wikisum.models.decoding.WFEProcessor``). The encoder states are whatever a model encodes its
+(:func:`wfe_loss`). Decoding caps each word's count in a hypothesis at ``max(1, round(a_hat))``
+and charges nothing else (``wikisum.models.decoding.WFEProcessor``, which gives the rule and
+how it departs from the paper's). The encoder states are whatever a model encodes its
 input with: the encoder of a seq2seq model, the prefix (input + <sep>) of a decoder-only one.
 """
 
@@ -27,8 +28,8 @@ C_UNDER = 1.0
 
 @dataclass
 class Estimate:
-    r: torch.Tensor  # (B, V) ReLU(r): the budget of each word, >= 0
-    g: torch.Tensor  # (B, V) gate logits
+    r: torch.Tensor  # (B, V) ReLU(r): how many times, unbounded, >= 0
+    g: torch.Tensor  # (B, V) gate logits: whether at all
 
     @property
     def a_hat(self) -> torch.Tensor:

@@ -19,8 +19,9 @@ from wikisum.workflows import checks
 
 HELP = "summaries of a split by a trained run (batched beam search or sampling), as JSON lines"
 DESCRIPTION = f"""\
-Decode a split of the run's dataset (or --data) with the run's latest checkpoint (or an export's
-weights): batched beam search with GNMT's length penalty (--alpha); --beam 1 is greedy search;
+Decode a split of the run's dataset (or --data) with the run's latest checkpoint, or its
+checkpoints/best.pt where early stopping (patience) wrote one (or an export's weights):
+batched beam search with GNMT's length penalty (--alpha); --beam 1 is greedy search;
 --do-sample draws tokens instead (with --temperature, --top-k, --top-p, --seed).
 --no-repeat-ngram-size N never repeats an N-gram; --wfe constrains word frequencies with the
 model's estimator (a model trained with --wfe).

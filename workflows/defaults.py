@@ -50,6 +50,7 @@ EXEMPLAR_CORPUS = "combined"  # exemplars.DEFAULT_CORPUS
 EXEMPLAR_MAX_INPUT_TOKENS = 500  # exemplars.DEFAULT_MAX_INPUT_TOKENS
 EXEMPLAR_MAX_CELLS = 16 * 1024 * 1024  # exemplars.DEFAULT_MAX_CELLS
 EXEMPLAR_MAX_BLOCK = 1024  # exemplars.MAX_BLOCK
+EXEMPLAR_MAX_SIMILARITY = 0.9  # exemplars.DEFAULT_MAX_SIMILARITY
 
 # crawl: the fields of wikisum.pipeline.crawl.CrawlConfig the options default to
 CRAWL = {"per_host_concurrency": 2, "delay_s": 1.0, "timeout_s": 20.0,

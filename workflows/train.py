@@ -34,13 +34,20 @@ Defaults that fit the run: --preset auto is tiny on a CPU and base on CUDA; warm
 4000, or 10% of --steps when that is less. The first line says what trains and how many
 parameters; after 5 updates a line estimates the time the run will take; settings that make
 little sense for the run (warmup_steps >= steps, a train split that fits in one batch) are
-warned about. Several GPUs:
+warned about.
+
+Early stopping: patience=N stops the run when the dev perplexity (measured every eval_every
+updates) has not improved for N evaluations in a row (0, the default: never). Each new best is
+saved as checkpoints/best.pt, which decode, export and summarize then use for --run RUN (give
+RUN/checkpoints/step-N.pt to use another); log.jsonl records "best" and "early_stop" events
+and summary.json says stopped_by "early_stopping". A resumed run keeps counting. Several GPUs:
   torchrun --nproc_per_node N -m workflows.cli train ...
 
 Outputs in --out (RUN):
   config.json               model name, model config, train config, special ids
   vocab.model               the data's sentencepiece model (the run is self-contained)
   checkpoints/step-N.pt     model, optimizer, schedule, RNG states, data position
+  checkpoints/best.pt       with patience=N: the step of the lowest dev perplexity
   log.jsonl                 step, loss, lr, tokens/s; dev perplexity; events (always)
   summary.json              the final (or latest) summary
   data_stats.json           the training targets' lengths (decode's default --max-len)

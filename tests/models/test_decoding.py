@@ -291,9 +291,9 @@ def test_beam_of_one_is_greedy_on_registered_models(name):
     beam = beam_search(model, batch, beam=1, max_len=10, eos_id=3, wfe=True)
     assert beam == greedy(model, batch, max_len=10, eos_id=3, wfe=True)
     with torch.no_grad():
-        budgets = model.start(batch).wfe.r  # (B, V)
-    for hyp, budget in zip(beam, budgets, strict=True):
-        assert all(n <= math.ceil(float(budget[w])) for w, n in Counter(hyp.tokens).items())
+        limits = decoding.wfe_limits(model.start(batch).wfe.a_hat)  # (B, V)
+    for hyp, limit in zip(beam, limits, strict=True):
+        assert all(n <= limit[w] for w, n in Counter(hyp.tokens).items())
 
 
 def test_rnn_rows_decode_independently():
@@ -314,42 +314,49 @@ def test_rnn_rows_decode_independently():
 # WFE
 
 
-def test_wfe_adjustment_hand_computed():
-    budget = torch.tensor([[0.0, 0.5, 3.0, 0.0]])
-    gate = torch.tensor([[5.0, 0.0, 2.0, -30.0]])
-    adj = decoding.wfe_adjustment(budget, gate, eos_id=3)
-    assert adj[0, 0] == float("-inf")  # budget spent: blocked whatever the gate
-    assert adj[0, 1].item() == pytest.approx(2 * math.log(0.5))  # log(0.5 * sigmoid(0))
-    assert adj[0, 2].item() == pytest.approx(-math.log1p(math.exp(-2.0)))  # log sigmoid(2)
-    assert adj[0, 3].item() == 0.0  # </s>: never blocked, never penalised
+def test_wfe_limits_round_the_estimate_and_allow_every_word_once():
+    a_hat = torch.tensor([[0.0, 0.2, 0.49, 0.5, 1.4, 1.5, 2.6, 7.0]])
+    assert decoding.wfe_limits(a_hat).tolist() == [[1, 1, 1, 1, 1, 2, 3, 7]]
 
 
-def test_wfe_processor_keeps_a_budget_per_hypothesis():
-    estimate = Estimate(torch.tensor([[2.0, 0.5, 0.0], [1.0, 1.0, 1.0]]), torch.zeros(2, 3))
+def test_wfe_adjustment_blocks_used_up_words_and_charges_nothing_else():
+    left = torch.tensor([[0.0, 1.0, 3.0, 0.0, -1.0]])
+    adj = decoding.wfe_adjustment(left, eos_id=3)
+    assert adj.tolist() == [[float("-inf"), 0.0, 0.0, 0.0, float("-inf")]]  # </s> never blocked
+
+
+def sure(r: list[list[float]]) -> Estimate:
+    """An estimate a_hat = r: the gate wide open (sigmoid(30) is 1 in float32)."""
+    r_ = torch.tensor(r)
+    return Estimate(r_, torch.full_like(r_, 30.0))
+
+
+def test_wfe_processor_keeps_the_counts_left_per_hypothesis():
     proc = WFEProcessor(eos_id=2)
+    estimate = sure([[2.0, 0.3, 0.0], [1.0, 1.0, 1.0]])  # limits [2, 1, 1] and [1, 1, 1]
     proc.init(TableState(torch.zeros(2, 3), torch.zeros(2), estimate), rows=2, beam=2)
     # Row 0 expands into two slots that emit 0 and 1; row 1 into two that both emit 0.
     proc.update(torch.tensor([0, 1, 0, 0]), torch.tensor([0, 0, 1, 1]))
-    assert proc.budget.tolist() == [[1.0, 0.5, 0.0], [2.0, -0.5, 0.0],
-                                    [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+    assert proc.left.tolist() == [[1.0, 1.0, 1.0], [2.0, 0.0, 1.0],
+                                  [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
     # Slot 1 continues as two slots (0 and 3 of 4) while slot 0 is dropped.
     proc.update(torch.tensor([0, 2, 2, 1]), torch.tensor([1, 2, 3, 1]))
-    assert proc.budget.tolist() == [[1.0, -0.5, 0.0], [0.0, 1.0, 0.0],
-                                    [0.0, 1.0, 0.0], [2.0, -1.5, 0.0]]
+    assert proc.left.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0],
+                                  [0.0, 1.0, 0.0], [2.0, -1.0, 1.0]]
     adj = proc.adjust(torch.zeros(4, 3), length=3)
-    half = math.log(0.5)  # log sigmoid(0)
-    assert adj[0].tolist() == pytest.approx([half, float("-inf"), 0.0])
-    assert adj[1].tolist() == pytest.approx([float("-inf"), half, 0.0])
+    assert adj[0].tolist() == [0.0, float("-inf"), 0.0]
+    assert adj[1].tolist() == [float("-inf"), 0.0, 0.0]  # </s> (2) open with nothing left
 
 
-def repeating_model() -> TableModel:
+def repeating_model(estimate: Estimate | None = None) -> TableModel:
     # Tokens 0..3 and </s> = 4. Word 1 is always likeliest, then 2; </s> is unlikely, and
     # almost impossible as the first token.
     firsts = torch.log(torch.tensor([[0.04, 0.60, 0.30, 0.0599, 0.0001]]))
     row = torch.log(torch.tensor([0.04, 0.55, 0.30, 0.03, 0.08]))
     tables = row.expand(5, 5).unsqueeze(0).clone()
-    estimate = Estimate(torch.tensor([[0.0, 2.0, 1.5, 0.3, 0.0]]),  # budgets; </s> has none
-                        torch.tensor([[9.0, 9.0, 9.0, 9.0, -9.0]]))  # </s> gated shut too
+    if estimate is None:  # a_hat ~ 0, 2, 1.5, 0.3, 0: limits 1, 2, 1 (1.4998 rounds down), 1
+        estimate = Estimate(torch.tensor([[0.0, 2.0, 1.5, 0.3, 0.0]]),
+                            torch.tensor([[9.0, 9.0, 9.0, 9.0, -9.0]]))  # </s> gated shut too
     return TableModel(firsts, tables, estimate)
 
 
@@ -360,39 +367,59 @@ def test_without_wfe_the_toy_repeats():
 
 
 @pytest.mark.parametrize("beam", [1, 3])
-def test_wfe_never_exceeds_the_budget_and_never_blocks_eos(beam):
+def test_wfe_never_exceeds_the_rounded_estimate_and_never_blocks_eos(beam):
     model = repeating_model()
     out = beam_search(model, table_batch(0), beam=beam, max_len=10, eos_id=4, wfe=True)[0]
     counts = Counter(out.tokens)
-    budget = model.estimate.r[0]
-    assert all(counts[w] <= math.ceil(budget[w]) for w in range(4)), counts
-    # Every word's budget is spent before max_len; </s> (budget 0, gate shut) still ends it.
+    assert counts[1] == 2 and all(counts[w] <= 1 for w in (0, 2, 3)), counts
+    # Every word's uses are spent before max_len; </s> (estimate 0, gate shut) still ends it.
     assert out.finished and len(out.tokens) < 10
 
 
-def test_wfe_greedy_score_hand_computed():
+def test_wfe_greedy_score_hand_computed_charges_only_the_log_probs():
     model = repeating_model()
     out = greedy(model, table_batch(0), max_len=10, eos_id=4, wfe=True, alpha=0.6)[0]
-    # 1 (budget 2 -> 1), 1 (-> 0, now blocked), 2 (1.5 -> 0.5), then 2 scores
-    # log(0.30 * 0.5) = log 0.15 > log 0.08 of </s>; 3 scores log(0.03 * 0.3) < log 0.08; </s>.
-    assert out.tokens == [1, 1, 2, 2]
-    lp = math.log(0.60) + math.log(0.55) + 2 * math.log(0.30) + math.log(0.08)
-    gate = 4 * -math.log1p(math.exp(-9.0))  # log sigmoid(9) for each of the four words
+    # 1, 1 (its 2 uses spent), 2 (1.5 rounds to 1 use), then 0.04 and 0.03 < 0.08 of </s>.
+    assert out.tokens == [1, 1, 2]
+    lp = math.log(0.60) + math.log(0.55) + math.log(0.30) + math.log(0.08)
     assert out.logprob == pytest.approx(lp, abs=1e-5)
-    assert out.score == pytest.approx((lp + gate + math.log(0.5)) / length_penalty(5, 0.6),
-                                      abs=1e-5)
+    # No gate term and no charge for an estimate below 1: the score is the model's own.
+    assert out.score == pytest.approx(lp / length_penalty(4, 0.6), abs=1e-5)
 
 
-def test_wfe_budgets_hold_on_a_model():
+def test_an_estimate_below_one_allows_the_word_once():
+    # Word 0 is always likeliest and estimated 0 times (ReLU(r) = 0); words 1 and 2 at 0.3.
+    firsts = torch.log(torch.tensor([[0.70, 0.10, 0.10, 0.05, 0.05]]))
+    row = torch.log(torch.tensor([0.50, 0.20, 0.15, 0.05, 0.10]))
+    model = TableModel(firsts, row.expand(5, 5).unsqueeze(0).clone(),
+                       sure([[0.0, 0.3, 0.3, 0.0, 0.0]]))
+    out = greedy(model, table_batch(0), max_len=10, eos_id=4, wfe=True)[0]
+    assert out.tokens == [0, 1, 2] and out.finished  # each word once, then </s>
+    out = beam_search(model, table_batch(0), beam=3, max_len=10, eos_id=4, wfe=True)[0]
+    assert out.tokens.count(0) == 1 and out.finished
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_shut_gate_does_not_shorten_outputs(beam):
+    # sigmoid(-4) ~ 0.018 for every word, but r is large: every limit is far above max_len, so
+    # WFE decoding is plain decoding, token for token and score for score.
+    gate_shut = Estimate(torch.full((1, 5), 1000.0), torch.full((1, 5), -4.0))
+    model = repeating_model(gate_shut)
+    plain = beam_search(model, table_batch(0), beam=beam, max_len=10, eos_id=4)
+    assert beam_search(model, table_batch(0), beam=beam, max_len=10, eos_id=4,
+                       wfe=True) == plain
+
+
+def test_wfe_limits_hold_on_a_model():
     torch.manual_seed(5)
     model = TinyRNN(wfe=True).eval()
     batch = rnn_batch(rows=8, seed=5)
     with torch.no_grad():
-        budgets = model.start(batch).wfe.r  # (B, V)
+        limits = decoding.wfe_limits(model.start(batch).wfe.a_hat)  # (B, V)
     outs = beam_search(model, batch, beam=3, max_len=15, eos_id=3, wfe=True)
-    for hyp, budget in zip(outs, budgets, strict=True):
+    for hyp, limit in zip(outs, limits, strict=True):
         for word, count in Counter(hyp.tokens).items():
-            assert count <= math.ceil(float(budget[word])), (word, count, float(budget[word]))
+            assert count <= limit[word], (word, count, float(limit[word]))
     free = beam_search(model, batch, beam=3, max_len=15, eos_id=3)
     assert any(max(Counter(h.tokens).values(), default=0) > 1 for h in free)
 

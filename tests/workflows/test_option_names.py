@@ -196,6 +196,8 @@ def test_help_defaults_equal_the_pipeline_values():
         (exemplars.DEFAULT_EXTRACTOR, exemplars.DEFAULT_CORPUS, exemplars.DEFAULT_MAX_INPUT_TOKENS,
          exemplars.DEFAULT_MAX_CELLS, exemplars.MAX_BLOCK)
     assert d.exemplar_workers() == exemplars.default_workers()
+    assert d.EXEMPLAR_MAX_SIMILARITY == exemplars.DEFAULT_MAX_SIMILARITY \
+        == exemplars.ExemplarConfig("x").max_similarity
     crawl_config = crawl.CrawlConfig(urls=(), out="")
     assert {k: getattr(crawl_config, k) for k in d.CRAWL} == d.CRAWL
     assert d.CRAWL_DEADLINE_FACTOR == crawl.DEADLINE_FACTOR
