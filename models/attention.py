@@ -396,6 +396,23 @@ def _flash_with_offset_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Te
     return dq, dk, dv
 
 
+def compress(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, kernel: int,
+             stride: int, heads: int) -> torch.Tensor:
+    """Raw keys or values (B, T, d) -> compressed slots (B, H, S, D): a strided convolution
+    over the sequence (none while T < kernel)."""
+    b, t, d = x.shape
+    if t < kernel:
+        return x.new_zeros(b, heads, 0, d // heads)
+    slots = F.conv1d(x.transpose(1, 2), weight, bias, stride).transpose(1, 2)  # (B, S, d)
+    return split_heads(slots, heads)
+
+
+def with_null(slots: torch.Tensor, null: torch.Tensor) -> torch.Tensor:
+    """(B, H, S, D) -> (B, H, 1 + S, D): the null slot (d,) first."""
+    b, h, _, d = slots.shape
+    return torch.cat([null.to(slots.dtype).view(1, h, 1, d).expand(b, h, 1, d), slots], dim=2)
+
+
 class _CompressedAttentionCPU(torch.autograd.Function):
     """:class:`CausalSelfAttention`'s compressed attention from the raw keys and values, with
     the CPU flash kernel, keeping what a full-attention layer keeps: its inputs (views of the
@@ -411,17 +428,9 @@ class _CompressedAttentionCPU(torch.autograd.Function):
 
     @staticmethod
     def _slots(k, v, wk, bk, wv, bv, null_k, null_v, kernel, stride, heads):
-        def one(x, w, bias, null):
-            b, t, d = x.shape
-            if t < kernel:
-                slots = x.new_zeros(b, heads, 0, d // heads)
-            else:
-                slots = split_heads(F.conv1d(x.transpose(1, 2), w, bias, stride)
-                                    .transpose(1, 2), heads)
-            first = null.to(slots.dtype).view(1, heads, 1, d // heads).expand(b, -1, -1, -1)
-            return torch.cat([first, slots], dim=2)  # (B, H, 1 + S, D)
-
-        return one(k, wk, bk, null_k), one(v, wv, bv, null_v)
+        """Keys and values (B, H, 1 + S, D) with the null slot first."""
+        return (with_null(compress(k, wk, bk, kernel, stride, heads), null_k),
+                with_null(compress(v, wv, bv, kernel, stride, heads), null_v))
 
     @staticmethod
     @torch.amp.custom_fwd(device_type="cpu")
@@ -600,17 +609,7 @@ class CausalSelfAttention(nn.Module):
 
     def _compress(self, conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
         """(B, T, d) raw keys or values -> (B, H, S, D) slots."""
-        b, t, d = x.shape
-        if t < self.kernel:
-            return x.new_zeros(b, self.n_heads, 0, d // self.n_heads)
-        slots = conv(x.transpose(1, 2)).transpose(1, 2)  # (B, S, d)
-        return split_heads(slots, self.n_heads)
-
-    def _with_null(self, slots: torch.Tensor, null: torch.Tensor) -> torch.Tensor:
-        """(B, H, S, D) -> (B, H, 1 + S, D): the null slot first."""
-        b, h, _, d = slots.shape
-        null = null.to(slots.dtype).view(1, h, 1, d).expand(b, h, 1, d)
-        return torch.cat([null, slots], dim=2)
+        return compress(x, conv.weight, conv.bias, self.kernel, self.stride, self.n_heads)
 
     def forward(self, x: torch.Tensor, return_cache: bool = False
                 ) -> tuple[torch.Tensor, AttentionCache | None]:
@@ -627,8 +626,8 @@ class CausalSelfAttention(nn.Module):
         elif self.kind == "compressed":
             k_slots = self._compress(self.compress_k, k)  # (B, H, S, D)
             v_slots = self._compress(self.compress_v, v)
-            y = compressed_attention(qh, self._with_null(k_slots, self.null_k),
-                                     self._with_null(v_slots, self.null_v),
+            y = compressed_attention(qh, with_null(k_slots, self.null_k),
+                                     with_null(v_slots, self.null_v),
                                      self.kernel, self.stride, p)
             if return_cache:
                 cache = AttentionCache(k, v, k_slots, v_slots)
@@ -723,8 +722,8 @@ class CausalSelfAttention(nn.Module):
         ends = slot_ends(cache.k_slots.shape[2], self.kernel, self.stride, k.device)  # (S,)
         usable = ends.unsqueeze(0) <= positions.unsqueeze(1)  # (N, S)
         mask = torch.cat([usable.new_ones(n, 1), usable], dim=1)  # (N, 1 + S)
-        keys = self._with_null(cache.k_slots, self.null_k)
-        values = self._with_null(cache.v_slots, self.null_v)
+        keys = with_null(cache.k_slots, self.null_k)
+        values = with_null(cache.v_slots, self.null_v)
         return keys, values, mask
 
 
