@@ -124,18 +124,36 @@ def chunks(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
+def cache_positions(model_config, kind: str, total: int) -> int:
+    """Positions (of one hypothesis, keys or values of width d_model) an attention layer of
+    ``kind`` keeps while decoding a sequence of ``total`` positions: full attention all of them;
+    local attention a ring of one or two blocks; memory-compressed attention a ring of the
+    convolution's raw inputs and one slot per stride (``models.attention.AttentionCache``)."""
+    if kind == "local":
+        block = int(getattr(model_config, "block_size", 256))
+        return min(total, (2 if getattr(model_config, "previous_block", True) else 1) * block)
+    if kind == "compressed":
+        kernel = int(getattr(model_config, "compress_kernel", 3))
+        stride = int(getattr(model_config, "compress_stride", 3))
+        return min(total, kernel) + -(-total // stride)
+    return total
+
+
 def search_bytes(model_config, beam: int, batch_size: int, max_len: int,
                  input_tokens: int) -> int:
     """An estimate of what beam search holds at its largest, in bytes: per hypothesis
     (batch x beam of them) the log-probabilities and candidate scores over the vocabulary (float32,
     three copies at a step), the token history, and the attention caches of every layer over the
-    input and the output (keys and values, float32)."""
+    input and the output (keys and values, float32; local and memory-compressed layers hold
+    what :func:`cache_positions` says)."""
     vocab = int(getattr(model_config, "vocab_size", 32000))
     width = int(getattr(model_config, "d_model", getattr(model_config, "d_hidden", 512)))
-    layers = int(getattr(model_config, "n_layers", 1)) + int(getattr(model_config,
-                                                                     "n_encoder_layers", 0))
-    per_hypothesis = 3 * vocab * 4 + max_len * 8 + 2 * layers * width * (input_tokens
-                                                                          + max_len) * 4
+    total = input_tokens + max_len
+    kinds = getattr(model_config, "layer_kinds", None) or (
+        ["full"] * int(getattr(model_config, "n_layers", 1)))
+    positions = sum(cache_positions(model_config, kind, total) for kind in kinds)
+    positions += int(getattr(model_config, "n_encoder_layers", 0)) * total
+    per_hypothesis = 3 * vocab * 4 + max_len * 8 + 2 * width * positions * 4
     return beam * batch_size * per_hypothesis
 
 
