@@ -92,6 +92,8 @@ NEAR_DUPLICATE = 0.9  # bag-of-words cosine of an exemplar's source that makes i
 PAPERS = {"SEQ2SEQ (Peng et al. 2019)": (35.8, 17.5, 33.5),
           "ADADEC (Peng et al. 2019)": (37.3, 18.5, 34.7),
           "EncDec+WFE (Suzuki & Nagata 2017)": (36.30, 17.31, 33.88)}
+PAPER_DIGITS = {"SEQ2SEQ (Peng et al. 2019)": "{:.1f}", "ADADEC (Peng et al. 2019)": "{:.1f}",
+                "EncDec+WFE (Suzuki & Nagata 2017)": "{:.2f}"}  # as each paper prints them
 
 
 @dataclass
@@ -658,6 +660,7 @@ def analyse(results: dict[str, dict], prefix: list[dict], resamples: int,
                 continue
             rows.append({"train_pairs": n or train_rows, "all": n is None,
                          "seed": runs[0]["seed"], "rouge_f": d["rouge_f"],
+                         "dev_exemplar_cosine": dev_exemplar_cosine(runs[0].get("data")),
                          "best_dev_ppl": runs[0]["best_dev_ppl"],
                          "best_step": runs[0]["best_step"], "updates": runs[0]["updates"],
                          "dev_curve": runs[0]["dev_curve"]})
@@ -717,6 +720,24 @@ def exemplar_analysis(data: str, per_system: dict, prefix: list[dict], resamples
     return out
 
 
+def dev_exemplar_cosine(data: str | None) -> float | None:
+    """The mean top-1 cosine of the dev pairs' exemplars in ``data`` (None without them): how
+    close a neighbour a pool of that many training pairs offers."""
+    if not data:
+        return None
+    import pyarrow.parquet as pq
+
+    from wikisum.pipeline.loader import exemplars_path
+
+    path = Path(exemplars_path(data, "dev"))
+    if not path.exists():
+        return None
+    return float(pq.read_table(path, columns=["similarity"])["similarity"].to_numpy().mean())
+
+
+PLOT_TICKS = (60, 80, 100, 150, 200, 300, 500)  # dev perplexities labelled on the log axis
+
+
 def plot_curves(results: dict[str, dict], path: Path) -> None:
     """Dev perplexity against updates: one panel per model, a line per seed (all pairs) and
     dashed lines for the trend's smaller training sets; a dot at each run's best."""
@@ -724,14 +745,17 @@ def plot_curves(results: dict[str, dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     labels = [label for label in MODELS if runs_of(results, label)]
     if not labels:
         return
-    fig, axes = plt.subplots(1, len(labels), figsize=(3.6 * len(labels), 3.2), sharey=True,
+    fig, axes = plt.subplots(1, len(labels), figsize=(3.6 * len(labels), 3.8), sharey=True,
                              squeeze=False)
     sizes = sorted({r.get("train_pairs") for r in results.values() if "error" not in r}
                    - {None})
+    values = [ppl for r in results.values() if "error" not in r for _, ppl in r["dev_curve"]]
+    low, high = min(values) * 0.95, max(values) * 1.05
     for ax, label in zip(axes[0], labels, strict=True):
         for r in runs_of(results, label):
             steps, ppl = zip(*r["dev_curve"], strict=True)
@@ -745,6 +769,9 @@ def plot_curves(results: dict[str, dict], path: Path) -> None:
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("updates")
         ax.set_yscale("log")
+        ax.set_yticks([t for t in PLOT_TICKS if low <= t <= high])
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("dev perplexity (per subword)")
     axes[0][-1].legend(fontsize=7, loc="upper right")
@@ -773,7 +800,7 @@ def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: 
     """The Headlines tables for docs/benchmarks.md."""
     from wikisum.pipeline.stats import format_p
 
-    out = ["| system | parameters | seeds | updates (best) | dev ppl | R-1 | R-2 | R-L | words "
+    out = ["| system | parameters | seeds | best update | dev ppl | R-1 | R-2 | R-L | words "
            "| repeating | distinct |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
            "| ---: | ---: | ---: |"]
     for name, s in analysis["systems"].items():
@@ -786,8 +813,9 @@ def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: 
                + f" | {prefix['words']:.1f} | {100 * prefix['redundancy']['share_repeating']:.1f}"
                " % | |")
     out.append("| *papers, 3.8M pairs, Gigaword test set:* | | | | | | | | | | |")
-    for name, (r1, r2, rl) in PAPERS.items():
-        out.append(f"| {name} | | | | | {r1} | {r2} | {rl} | | | |")
+    for name, scores in PAPERS.items():
+        out.append(f"| {name} | | | | | " + " | ".join(PAPER_DIGITS[name].format(v)
+                                                        for v in scores) + " | | | |")
     out += ["", "| B against A (B - A, points) | R-1 | R-2 | R-L | repeating | words "
             "| R-L, seed by seed |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in analysis["comparisons"]:
@@ -810,11 +838,14 @@ def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: 
                    f"{ex['pairs']} | R-1/2/L " + " / ".join(
                        f"{v:.2f}" for v in ex["exemplar_as_output_rouge_f"].values()) + " |")
     if analysis["trend"]:
-        out += ["", "| model | training pairs | updates (best) | best dev ppl | R-1 | R-2 | R-L |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        out += ["", "| model | training pairs | dev exemplars' mean cosine | updates (best) "
+                "| best dev ppl | R-1 | R-2 | R-L |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for label, rows in analysis["trend"].items():
             for row in rows:
+                cosine = row.get("dev_exemplar_cosine")
                 out.append(f"| {label} | {row['train_pairs']:,} | "
+                           f"{'' if cosine is None else f'{cosine:.3f}'} | "
                            f"{row['updates']} ({row['best_step']}) | {row['best_dev_ppl']:.1f} | "
                            + " | ".join(f"{v:.2f}" for v in row["rouge_f"].values()) + " |")
     out += ["", "| model, decoding (first seed) | beam | R-1 | R-2 | R-L | repeating "
