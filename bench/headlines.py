@@ -674,6 +674,12 @@ def analyse(results: dict[str, dict], prefix: list[dict], resamples: int,
 SIMILARITY_BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 1.01))
 
 
+def bin_label(entry: dict) -> str:
+    """"[0.3, 0.5)"; the last bin, which holds a cosine of 1, closes: "[0.7, 1.0]"."""
+    close = "]" if entry["high"] >= 1.0 else ")"
+    return f"[{entry['low']:.1f}, {entry['high']:.1f}{close}"
+
+
 def exemplar_analysis(data: str, per_system: dict, prefix: list[dict], resamples: int) -> dict:
     """What the dev exemplars carry: their headlines scored as outputs against the references
     (the exemplar baseline), and ADADEC - SEQ2SEQ (R-L, averaged over seeds) per bin of the
@@ -832,7 +838,7 @@ def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: 
                 "| ADADEC - SEQ2SEQ, R-L |", "| --- | ---: | --- |"]
         for b in ex["bins"]:
             t = b.get("adadec_minus_seq2seq_rouge_l")
-            out.append(f"| [{b['low']:.1f}, {b['high']:.1f}) | {b['pairs']} | "
+            out.append(f"| {bin_label(b)} | {b['pairs']} | "
                        f"{_test(t) if t else ''} |")
         out.append("| the exemplar's headline as the output (all pairs) | "
                    f"{ex['pairs']} | R-1/2/L " + " / ".join(
@@ -907,7 +913,7 @@ def report(analysis: dict, prefix: dict) -> None:
             f"{v:.2f}" for v in ex["exemplar_as_output_rouge_f"].values()))
         for b in ex["bins"]:
             t = b.get("adadec_minus_seq2seq_rouge_l")
-            print(f"  cosine [{b['low']:.1f}, {b['high']:.1f}): {b['pairs']} pairs"
+            print(f"  cosine {bin_label(b)}: {b['pairs']} pairs"
                   + (f", ADADEC - SEQ2SEQ R-L {_test(t)}" if t else ""))
     for label, rows in analysis["trend"].items():
         print(f"trend {label}: " + "; ".join(
