@@ -394,14 +394,22 @@ def add_near_duplicates(retrieved: dict, data: Path) -> None:
     """The share of each split's queries whose exemplar's source has a cosine of at least
     NEAR_DUPLICATE with theirs: a training example with a near-duplicate exemplar teaches a
     model to copy it, which pays off on the dev split only as often as dev has one."""
+    for split, entry in retrieved["splits"].items():
+        similarity = exemplar_similarities(str(data), split)
+        entry["near_duplicate_share"] = float((similarity >= NEAR_DUPLICATE).mean())
+
+
+def exemplar_similarities(data: str, split: str):
+    """(N,) the top-1 cosine of each of ``split``'s exemplars in ``data`` (numpy), or None when
+    the split has no exemplars file."""
     import pyarrow.parquet as pq
 
     from wikisum.pipeline.loader import exemplars_path
 
-    for split, entry in retrieved["splits"].items():
-        similarity = pq.read_table(exemplars_path(str(data), split),
-                                   columns=["similarity"])["similarity"].to_numpy()
-        entry["near_duplicate_share"] = float((similarity >= NEAR_DUPLICATE).mean())
+    path = Path(exemplars_path(data, split))
+    if not path.exists():
+        return None
+    return pq.read_table(path, columns=["similarity"])["similarity"].to_numpy()
 
 
 def prefix_records(folder: Path, limit: int | None) -> list[dict]:
@@ -729,16 +737,8 @@ def exemplar_analysis(data: str, per_system: dict, prefix: list[dict], resamples
 def dev_exemplar_cosine(data: str | None) -> float | None:
     """The mean top-1 cosine of the dev pairs' exemplars in ``data`` (None without them): how
     close a neighbour a pool of that many training pairs offers."""
-    if not data:
-        return None
-    import pyarrow.parquet as pq
-
-    from wikisum.pipeline.loader import exemplars_path
-
-    path = Path(exemplars_path(data, "dev"))
-    if not path.exists():
-        return None
-    return float(pq.read_table(path, columns=["similarity"])["similarity"].to_numpy().mean())
+    similarity = exemplar_similarities(data, "dev") if data else None
+    return None if similarity is None else float(similarity.mean())
 
 
 PLOT_TICKS = (60, 80, 100, 150, 200, 300, 500)  # dev perplexities labelled on the log axis

@@ -128,14 +128,17 @@ def cache_positions(model_config, kind: str, total: int) -> int:
     """Positions (of one hypothesis, keys or values of width d_model) an attention layer of
     ``kind`` keeps while decoding a sequence of ``total`` positions: full attention all of them;
     local attention a ring of one or two blocks; memory-compressed attention a ring of the
-    convolution's raw inputs and one slot per stride (``models.attention.AttentionCache``)."""
+    convolution's raw inputs and its complete windows, at least one, as the decoding step
+    allocates them (``models.attention.AttentionCache``, ``slot_count``)."""
     if kind == "local":
         block = int(getattr(model_config, "block_size", 256))
         return min(total, (2 if getattr(model_config, "previous_block", True) else 1) * block)
     if kind == "compressed":
+        from wikisum.models.attention import slot_count
+
         kernel = int(getattr(model_config, "compress_kernel", 3))
         stride = int(getattr(model_config, "compress_stride", 3))
-        return min(total, kernel) + -(-total // stride)
+        return min(total, kernel) + max(1, slot_count(total, kernel, stride))
     return total
 
 

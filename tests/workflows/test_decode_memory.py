@@ -21,8 +21,9 @@ def test_the_estimate_grows_with_beam_batch_and_length():
 
 
 def test_local_and_compressed_layers_count_what_their_caches_keep():
-    """T-DMCA's local layers keep two blocks and its compressed layers one slot per stride: at
-    an 11,000-token input its caches are a fraction of T-D's; T-D's estimate is unchanged."""
+    """T-DMCA's local layers keep two blocks and its compressed layers a ring of raw positions
+    and one slot per complete window: at an 11,000-token input its caches are a fraction of
+    T-D's; T-D's estimate is unchanged."""
     t_d = SimpleNamespace(vocab_size=32000, d_model=512, n_layers=5, n_encoder_layers=0,
                           layer_kinds=["full"] * 5)
     kinds = ["local", "compressed", "local", "compressed", "local"]
@@ -34,7 +35,7 @@ def test_local_and_compressed_layers_count_what_their_caches_keep():
     per_position = 4 * 2 * 512 * 4  # beam 4, keys and values, float32
     fixed = 4 * (3 * 32000 * 4 + 500 * 8)
     assert decode.search_bytes(t_dmca, 4, 1, 500, 11000) == fixed + per_position * (
-        3 * 512 + 2 * (3 + 11500 // 3 + 1))
+        3 * 512 + 2 * (3 + (11500 - 3) // 3 + 1))  # ring of 3 raw positions + 3,833 slots
     assert decode.search_bytes(t_dmca, 4, 1, 500, 11000) < 0.3 * decode.search_bytes(
         t_d, 4, 1, 500, 11000)
     # short sequences: a local ring never holds more positions than there are
