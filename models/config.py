@@ -411,7 +411,20 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
         if required not in train:
             raise ConfigError(f"no {required}: give --{required} or `{required}:` in the config "
                               "file")
+    train["data"] = dataset_setting(train["data"])
     return TrainConfig(**train, model_overrides=model_values)
+
+
+def dataset_setting(path: str) -> str:
+    """The dataset directory a ``data`` setting names: the root of a `wikisum build` names its
+    data/ (:func:`wikisum.pipeline.outputs.dataset_dir`), so that the run records the
+    directory it reads. A path that names no dataset is kept: reading it says so."""
+    from wikisum.pipeline import outputs
+
+    try:
+        return outputs.dataset_dir(path)
+    except FileNotFoundError:
+        return path
 
 
 def _tensorboard_alias(settings: dict[str, Any]) -> None:

@@ -170,11 +170,13 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
 
     from wikisum.models import datastats
     from wikisum.models.checkpoint import write_text_atomically
+    from wikisum.pipeline import ownership
 
     bundle = load_run(run, "cpu", factory)
     target = Path(out)
-    if target.exists() and (not target.is_dir() or (any(target.iterdir())
-                                                     and not is_export(target))):
+    if target.exists() and (not target.is_dir() or (
+            any(p.name not in (ownership.MARKER, ownership.FILES) for p in target.iterdir())
+            and not is_export(target))):
         raise FileExistsError(f"{target} exists and is not an earlier export: give a new or "
                               "empty --out")
     learned = None

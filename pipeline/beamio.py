@@ -38,7 +38,10 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
     TestOptions,
 )
+from apache_beam.portability.api import beam_provision_api_pb2
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.runners.portability.fn_api_runner import fn_runner
+from apache_beam.runners.portability.portable_runner import JobServiceHandle
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
@@ -113,9 +116,59 @@ def is_dry_run(options: PipelineOptions) -> bool:
     return str(value).strip().lower() in ("true", "1", "yes")
 
 
+# Beam's DirectRunner (the SwitchingDirectRunner), by its names: a job given no --runner, or one
+# of these, runs on LocalRunner, since the DirectRunner first downloads its Prism runner from
+# GitHub and starts it (offline: a failed fetch, then the same FnApiRunner as LocalRunner).
+DIRECT_RUNNERS = ("directrunner", "switchingdirectrunner")
+
+
+# How much worker processes (--direct_running_mode multi_processing) send the launcher, which
+# logs it as one long line per record: warnings, less two that every worker process sends once,
+# about what a container would provide (a staging folder: from Beam's worker program, run as
+# __main__) and about options only the runner reads.
+WORKER_LOG_LEVEL = "WARNING"
+WORKER_LOG_LEVELS = {"__main__": "ERROR", "apache_beam.options.pipeline_options": "ERROR"}
+
+
+class LocalRunner(fn_runner.FnApiRunner):
+    """The runner of a local job: Beam's FnApiRunner, which the DirectRunner itself hands a
+    batch job to once Prism is out of the way, handed the job's options as the DirectRunner
+    hands them (so that ``--direct_num_workers N --direct_running_mode multi_processing``
+    worker processes see them). It runs in this process, or in the worker threads or processes
+    those options ask for, and reaches for no network. Worker processes log at
+    ``WORKER_LOG_LEVEL`` unless ``--default_sdk_harness_log_level`` says otherwise."""
+
+    def run_pipeline(self, pipeline, options):
+        self._provision_info = fn_runner.ExtendedProvisionInfo(
+            beam_provision_api_pb2.ProvisionInfo(
+                pipeline_options=JobServiceHandle.encode_pipeline_options(
+                    worker_options(options))))
+        return super().run_pipeline(pipeline, options)
+
+
+def worker_options(options: PipelineOptions) -> dict:
+    """The options a local job's worker processes get: the job's, with their log levels."""
+    given = options.get_all_options()
+    return {**given,
+            "default_sdk_harness_log_level": given.get("default_sdk_harness_log_level")
+            or WORKER_LOG_LEVEL,
+            "sdk_harness_log_level_overrides": {
+                **WORKER_LOG_LEVELS, **(given.get("sdk_harness_log_level_overrides") or {})}}
+
+
+def runner_for(options: PipelineOptions):
+    """The runner a job runs on: a :class:`LocalRunner` where ``--runner`` is absent or names
+    the DirectRunner; otherwise the name given (Beam resolves it: DataflowRunner, ...)."""
+    runner = options.view_as(StandardOptions).runner
+    if runner is None or str(runner).rsplit(".", 1)[-1].lower() in DIRECT_RUNNERS:
+        return LocalRunner()
+    return runner
+
+
 def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipeline], None],
            writes: list[str]) -> bool:
     """Build the job with ``build(pipeline)`` and run it to the end: True when it finished.
+    It runs on :func:`runner_for` the options: without ``--runner``, on this machine.
 
     A dry run (``--dry_run true``, honoured by the DataflowRunner) builds and validates the
     job without submitting it; then this prints what was built and where the job would write
@@ -130,7 +183,7 @@ def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipelin
     if dry and "dataflow" not in runner.lower():
         raise ValueError(f"--dry_run is honoured by the DataflowRunner only; {runner} would run "
                          "the job")
-    pipeline = beam.Pipeline(options=options)
+    pipeline = beam.Pipeline(runner=runner_for(options), options=options)
     build(pipeline)
     result = pipeline.run()
     if dry:

@@ -5,6 +5,8 @@ Its YAML front matter lists the dataset's configs, each mapping splits to file g
 Face ``datasets`` reads it, so that ``datasets.load_dataset(DIR)`` gives the ready model inputs
 of the default extractor x corpus x L, ``load_dataset(DIR, "textrank-search-500")`` another set
 written with ``--model-inputs``, and ``load_dataset(DIR, "ranked")`` the full training rows.
+The splits go by the hub's conventional names: train, validation (our ``dev``: the files stay
+``dev-*.parquet``) and test.
 Files the configs do not name (exemplars, dead letters, the ingest output of a build) are not
 read. The body says what the files hold: schema, rows per split, extractor, L, vocabulary and
 the licences of the text.
@@ -23,6 +25,8 @@ from apache_beam.io.filesystems import FileSystems
 from wikisum.pipeline import shards
 
 CARD = "README.md"
+# Our split names the hub knows by another: datasets.load_dataset gives train/validation/test.
+HUB_SPLITS = {"dev": "validation"}
 RANKED_CONFIG = "ranked"  # the full training rows (schema RANKED)
 PAIRS_CONFIG = "default"
 
@@ -44,10 +48,18 @@ def _splits(rows: dict) -> list[str]:
     return sorted(names, key=lambda s: (order.get(s, 3), s))
 
 
+def hub_split(split: str, splits=()) -> str:
+    """The name the card gives a split (``dev`` -> ``validation``), unless the dataset has a
+    split of that name already (``splits``)."""
+    name = HUB_SPLITS.get(split, split)
+    return split if name in splits else name
+
+
 def _data_files(prefix: str, folder: str, rows: dict) -> list[dict]:
     folder = f"{folder}/" if folder else ""
-    return [{"split": split, "path": f"{prefix}{folder}{split}-*.parquet"}
-            for split in _splits(rows)]
+    splits = _splits(rows)
+    return [{"split": hub_split(split, splits), "path": f"{prefix}{folder}{split}-*.parquet"}
+            for split in splits]
 
 
 def configs(info: dict, prefix: str = "") -> list[dict]:
@@ -128,9 +140,10 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
                        for name in list(inputs)[:3] if name != default)
              + f"data = load_dataset(\"{where}\", \"{RANKED_CONFIG}\")  # every ranking, "
                "any L\n```\n",
-             "Splits are `train`, `dev` (the validation split) and `test`; a split without "
-             "articles is left out. Within wikisum, read the same files with "
-             "`wikisum.pipeline.loader.Dataset`.\n",
+             "Splits are `train`, `validation` and `test`; a split without articles is left "
+             "out. `validation` is the split wikisum calls `dev` (its files are "
+             "`dev-*.parquet`, and wikisum's `--split` takes either name). Within wikisum, "
+             "read the same files with `wikisum.pipeline.loader.Dataset`.\n",
              "## Configs\n"]
     table = [[f"`{name}`" + (" (default)" if name == default else ""), e["extractor"],
               e["corpus"], e["max_input_tokens"]] + [e["rows"].get(s, 0) for s in rows]
@@ -138,8 +151,8 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
     table.append([f"`{RANKED_CONFIG}`", "all: " + ", ".join(info.get("extractors", [])),
                   "all: " + ", ".join(info.get("corpora", [])), "any"]
                  + [rows[s] for s in rows])
-    parts.append(_table(["config", "extractor", "corpus", "L"] + [f"{s} rows" for s in rows],
-                        table) + "\n")
+    parts.append(_table(["config", "extractor", "corpus", "L"]
+                        + [f"{hub_split(s, rows)} rows" for s in rows], table) + "\n")
     parts.append("Other extractors, corpora and lengths: rank again with `wikisum rank "
                  "--model-inputs EXTRACTOR-CORPUS-L[,...]` (or `all`), or build any input "
                  f"from the `{RANKED_CONFIG}` config with `wikisum.pipeline.loader.build_input("
@@ -180,8 +193,9 @@ def _pairs_body(info: dict, prefix: str, where: str) -> str:
              "## Loading\n",
              f"```python\nfrom datasets import load_dataset\n\ndata = load_dataset(\"{where}\")"
              "\n```\n",
-             "## Splits\n\n" + _table(["split", "rows"], [[s, n] for s, n in rows.items()])
-             + "\n",
+             "## Splits\n\n" + _table(["split", "files", "rows"],
+                                       [[hub_split(s, rows), f"`{s}-*.parquet`", n]
+                                        for s, n in rows.items()]) + "\n",
              "## Columns\n\n" + _table(["column", "type", "meaning"], [
                  ["`id`", "int64", "the 1-based line number in both input files"],
                  ["`split`", "string", "the split"],

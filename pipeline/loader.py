@@ -68,6 +68,7 @@ def ranked_texts(row: dict, extractor: str, corpus: str) -> list[str]:
 
 
 KINDS = ("ranked", "pairs")  # dataset.json "kind"; absent means "ranked"
+SPLITS = ("train", "dev", "test")  # listed first, in this order, by Dataset.splits
 PATH_KEYS = ("vocab", "learned_model", "source")  # dataset.json entries that name files
 PAIR_PATH_KEYS = ("source", "target")  # in each split's entry of a pairs dataset's "sources"
 
@@ -123,6 +124,8 @@ def _read_columns(path: str, columns: list[str]):
 class Dataset:
     """A directory of shards per split and ``dataset.json``: written by ``wikisum rank``
     (WikiSum articles, kind "ranked") or ``wikisum convert-pairs`` (headline pairs, "pairs").
+    The root of a ``wikisum build`` reads as its data/ (``Dataset("build").dir`` is
+    ``build/data``).
 
     With ``examples(..., exemplars=True)`` each example carries the target ids of the training
     example retrieved for it (``wikisum exemplars``). Those targets are loaded once per Dataset,
@@ -131,14 +134,13 @@ class Dataset:
     """
 
     def __init__(self, data_dir: str):
-        self.dir = data_dir
-        info_path = FileSystems.join(data_dir, "dataset.json")
+        # A build's root reads as its data/ (outputs.dataset_dir, which raises naming both).
+        self.dir = data_dir = outputs.dataset_dir(data_dir)
+        info_path = FileSystems.join(data_dir, outputs.DATASET_RECORD)
         try:
             self.info = resolve_info(json.loads(shards.read_text(info_path)), data_dir)
-        except (FileNotFoundError, OSError) as exc:
-            raise FileNotFoundError(f"{info_path} not found: is {data_dir} the output of "
-                                    "`wikisum rank` (or `wikisum build`, or `wikisum "
-                                    "convert-pairs`)?") from exc
+        except OSError as exc:
+            raise FileNotFoundError(f"{info_path} cannot be read: {exc}") from exc
         self.special_ids = self.info["special_ids"]
         self.kind = self.info.get("kind", "ranked")
         if self.kind not in KINDS:
@@ -175,11 +177,34 @@ class Dataset:
             return f"rerun `wikisum convert-pairs --split {split} --out {self.dir}`"
         return f"rerun `wikisum rank --out {self.dir}`"
 
-    def rows(self, split: str, columns: list[str] | None = None) -> Iterator[dict]:
-        files = self.files(split)
+    def splits(self) -> list[str]:
+        """The splits dataset.json records (for a record without row counts, the splits its
+        shards are named for): train, dev and test first, then the others by name."""
+        rows = self.info.get("rows")
+        if isinstance(rows, dict):
+            names = set(rows)
+        else:
+            pattern = FileSystems.join(self.dir, "*-*-of-*.parquet")
+            names = {os.path.basename(p).rsplit("-", 3)[0] for p in shards.match(pattern)}
+        known = [s for s in SPLITS if s in names]
+        return known + sorted(names - set(known))
+
+    def split_files(self, split: str) -> list[str]:
+        """The shards of ``split`` (:meth:`files`), for a reader that needs the split.
+
+        Raises:
+            FileNotFoundError: the dataset has no shards of ``split``; the message lists the
+                splits it has.
+            IncompleteOutput: as :meth:`files`.
+        """
+        files = self.files(split) if split in self.splits() else []
         if not files:
-            raise FileNotFoundError(f"no {split} shards in {self.dir}")
-        return shards.iter_rows(files, columns)
+            raise FileNotFoundError(f"{self.dir} has no {split!r} split; its splits: "
+                                    f"{', '.join(self.splits()) or 'none'}")
+        return files
+
+    def rows(self, split: str, columns: list[str] | None = None) -> Iterator[dict]:
+        return shards.iter_rows(self.split_files(split), columns)
 
     def examples(self, split: str, extractor: str | None = None, corpus: str | None = None,
                  max_input_tokens: int | None = None, *,

@@ -51,6 +51,35 @@ def article_shards(out: str) -> list[str]:
                                f"rerun `wikisum ingest --out {out}`")
 
 
+# A dataset: shards per split and their completion record, ``dataset.json``, written by
+# ``wikisum rank`` and ``wikisum convert-pairs`` into their --out; ``wikisum build`` writes its
+# dataset into OUT/data.
+DATASET_RECORD = "dataset.json"
+BUILD_DATA = "data"
+
+
+def dataset_dir(path: str) -> str:
+    """The dataset directory that ``path`` names: ``path`` itself when it holds dataset.json,
+    else ``path/data`` when that does (``path`` is the root of a ``wikisum build``). Every reader
+    of a dataset given on a command line goes through here, so that a build's root is a dataset
+    wherever a dataset directory is.
+
+    Raises:
+        FileNotFoundError: neither holds dataset.json; the message names both paths and the
+            commands that write them.
+    """
+    inside = FileSystems.join(path, BUILD_DATA)
+    for candidate in (path, inside):
+        if FileSystems.exists(FileSystems.join(candidate, DATASET_RECORD)):
+            return candidate
+    missing = "://" not in path and not os.path.exists(path)
+    raise FileNotFoundError(
+        f"{path} {'does not exist' if missing else 'is not a dataset'}: "
+        f"{FileSystems.join(path, DATASET_RECORD)} not found (`wikisum rank` and `wikisum "
+        f"convert-pairs` write it into their --out), nor {FileSystems.join(inside, DATASET_RECORD)}"
+        " (`wikisum build` writes it into OUT/data)")
+
+
 # Paths inside a completion record (``dataset.json``) are stored relative to the directory that
 # holds the record, so that an output can be moved, copied or synced to a bucket and read from
 # any working directory. A path on another filesystem (a gs:// path in a local record, another

@@ -188,9 +188,20 @@ def _copy_to(local: str, path: str) -> None:
 
 
 def rename(source: str, destination: str) -> None:
-    """Move a file to ``destination``, replacing what is there (local folders are made)."""
+    """Move a file to ``destination``, replacing a file that is there (local folders are made).
+
+    Never replaces a directory: what a command writes is checked before it runs
+    (:mod:`wikisum.pipeline.ownership`), and this is the last line of that defence.
+
+    Raises:
+        IsADirectoryError: ``destination`` is a directory (nothing is moved or deleted).
+    """
     if "://" not in destination:
         os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
+        if os.path.isdir(destination):
+            FileSystems.delete([source])
+            raise IsADirectoryError(f"{destination} is a directory; a file is not written "
+                                    "over it")
     if FileSystems.exists(destination):
         FileSystems.delete([destination])
     FileSystems.rename([source], [destination])

@@ -42,7 +42,13 @@ Resumable: rerun with the same --out and only what is not settled is looked up a
 Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
   warc/ccfetch-RUN-GROUPHASH-PPPPP.warc.gz       the original records, gzip per record
   log/cc_fetch_log-RUN-SSSSS-of-NNNNN.parquet    one row per distinct URL: its outcome
-  summary-RUN.json, summary.json                 outcomes by reason, per stage, coverage
+  summary-RUN.json, summary.json                 outcomes by reason, per stage, coverage,
+                                                 failures by cause (dns, refused, timeout, ...)
+
+Exit status 1 when every look-up, or every fetch, that the run made failed for a network
+reason (name resolution, refused or reset connection, timeout, TLS): its last line names the
+first failure. Some of them failing is a warning line (a rerun with the same --out tries them
+again). The ingest glob is printed only when WARC files exist in --out.
 """
 EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 
@@ -168,6 +174,8 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if not beamio.is_dry_run(options):  # a dry run touches no filesystem
         checks.output_dir(args.out, "cc-fetch")
         checks.input_files(args.urls, "--urls", "cc-fetch")
+        local = [path for path in args.columnar_index or [] if "://" not in path]
+        checks.input_files(local, "--columnar-index", "cc-fetch")
     try:
         with watch(config.urls, options):
             summary = ccfetch.run(config, options)
@@ -176,10 +184,25 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if summary is None:
         return 0
     print(format_summary(summary, config.out))
-    return 0 if summary["balanced"] else 1
+    return 0 if summary["balanced"] and network_failure(summary) is None else 1
+
+
+def network_failure(summary: dict) -> str | None:
+    """The line saying that the network failed a run whole (every look-up, or every fetch, that
+    it made failed for a network reason: name resolution, refused or reset connection,
+    timeout, TLS), naming the first failure; None when it did not (some requests went
+    through, or none was made). ``summary``: what ``pipeline.ccfetch.run`` returns."""
+    return summary.get("network_failure") or None
 
 
 def format_summary(summary: dict, out: str) -> str:
+    """The closing lines: counts, failures by cause, the WARC files and how to read them (only
+    when some exist), and last, what the network did to the run."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline.ccfetch.job import STAGE_WORDS
+    from wikisum.pipeline.crawl import causes, writer
+
     mark = "" if summary["balanced"] else "  NOT BALANCED"
     cov = summary["coverage"]
     lines = [f"cc-fetch {summary['run_id']} finished: {out}",
@@ -192,15 +215,51 @@ def format_summary(summary: dict, out: str) -> str:
         reasons = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in summary["reasons"].items()
                             if k.split(":", 1)[0] == outcome)
         lines.append(f"  {outcome:12s} {n:>8d}" + (f"  ({reasons})" if reasons else ""))
+    lines.extend(causes.format_causes(summary.get("causes", {})))
     lines.append(f"  WARC files written: {len(summary['warc_files'])}")
     lines.extend(f"    {path}" for path in summary["warc_files"])
-    from apache_beam.io.filesystems import FileSystems
-
-    pattern = FileSystems.join(out, "warc", "*.warc.gz")
-    lines.append("Read them with:")
-    lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
-                 "--out DIR")
-    if summary["outcomes"]["not_in_index"] or summary["outcomes"]["failed"]:
-        lines.append("What the index lacks can be fetched from the live web with `wikisum "
-                     "crawl` (the next ingest's missing_urls.txt lists it).")
+    pattern = writer.warc_glob(out)
+    found = writer.count_files(pattern)
+    if found:
+        lines.append(f"Read the {found} WARC file(s) in {FileSystems.join(out, 'warc')} with:")
+        lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
+                     "--out DIR")
+        if summary["outcomes"]["not_in_index"] or summary["outcomes"]["failed"]:
+            lines.append("What the index lacks can be fetched from the live web with `wikisum "
+                         "crawl` (the next ingest's missing_urls.txt lists it).")
+    else:
+        lines.append(f"Nothing was fetched: no WARC file matches '{pattern}'.")
+        lines.append(next_step(summary))
+    lines.extend(causes.network_warnings("cc-fetch", summary.get("network", {}), STAGE_WORDS))
+    if network_failure(summary):
+        lines.append(network_failure(summary))
     return "\n".join(lines)
+
+
+def next_step(summary: dict) -> str:
+    """What to do after a run that left no WARC file in --out."""
+    outcomes = summary["outcomes"]
+    options = summary.get("options", {})
+    if network_failure(summary):
+        return ("Run the same command again when the servers answer: what this run settled "
+                "is skipped.")
+    if not summary["urls"]:
+        return "The --urls lists hold no URL."
+    if options.get("lookup_only") and outcomes["found"]:
+        return (f"--lookup-only fetches nothing: run again without it to fetch the "
+                f"{outcomes['found']} URL(s) found.")
+    if outcomes["found"]:
+        return "--max-total-bytes stopped every fetch: raise it and run again."
+    if outcomes["skipped"] == summary["urls"]:
+        return ("Every URL was settled by an earlier run in --out, none of them fetched: "
+                "fetch them from the live web with `wikisum crawl --urls FILE --out DIR`.")
+    return ("No URL could be fetched from the crawls searched (see the outcomes and causes "
+            "above): search other --crawl, or fetch them from the live web with `wikisum crawl "
+            "--urls FILE --out DIR`.")
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

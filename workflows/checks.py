@@ -231,3 +231,40 @@ def input_files(patterns: Iterable[str], option: str, command: str) -> None:
         if folders:
             raise SystemExit(f"wikisum {command}: {option} {piece} matches directories "
                              f"({', '.join(folders[:3])})")
+
+
+def input_path(path: str, option: str, command: str, kind: str = "file") -> None:
+    """A local input exists, and is a file (``kind`` "file"), a directory ("dir") or either
+    ("any"); remote paths (gs://) are left to the job."""
+    if not _local(path):
+        return
+    where = f"wikisum {command}: {option} {path}"
+    if not os.path.exists(path):
+        raise SystemExit(f"{where} does not exist")
+    if kind == "file" and os.path.isdir(path):
+        raise SystemExit(f"{where} is a directory; this option takes a file")
+    if kind == "dir" and not os.path.isdir(path):
+        raise SystemExit(f"{where} is a file; this option takes a directory")
+
+
+def dataset(path: str, option: str, command: str) -> str:
+    """The dataset directory ``path`` names (the root of a `wikisum build` names its data/:
+    :func:`wikisum.pipeline.outputs.dataset_dir`), or a one-line error naming the option."""
+    from wikisum.pipeline import outputs
+
+    try:
+        return outputs.dataset_dir(path)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"wikisum {command}: {option} {exc}") from None
+
+
+def ingest_output(path: str, option: str, command: str) -> None:
+    """``path`` is a finished `wikisum ingest` output (its summary.json is there), or a
+    one-line error naming the option."""
+    from wikisum.pipeline import outputs
+
+    input_path(path, option, command, "dir")
+    try:
+        outputs.read_summary(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"wikisum {command}: {option} {exc}") from None

@@ -75,7 +75,45 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_parser(subparsers)
     for command in subparsers.choices.values():
         add_verbosity(command, default=argparse.SUPPRESS)
+        add_split_aliases(command)
     return parser
+
+
+# The Hugging Face hub's split names that are ours under another name (the dataset card maps
+# our `dev` to the hub's `validation`, so a hub user's habit should work here too).
+SPLIT_ALIASES = {"validation": "dev"}
+
+
+class SplitName:
+    """The type of a command's ``--split``: the hub's name of a split gives ours, noted in
+    ``notes`` (``--verbose`` prints them)."""
+
+    __name__ = "split"  # argparse names the type in its errors
+
+    def __init__(self, inner=None):
+        self.inner = inner
+        self.notes: list[str] = []
+
+    def __call__(self, text: str):
+        name = SPLIT_ALIASES.get(text, text)
+        if name != text:
+            self.notes.append(f"--split {text} is the split {name}")
+        return self.inner(name) if self.inner is not None else name
+
+
+def add_split_aliases(command: argparse.ArgumentParser) -> None:
+    """Every ``--split`` of a command takes the hub's names too (``validation`` for ``dev``)."""
+    for action in command._actions:
+        if "--split" in action.option_strings:
+            action.type = SplitName(action.type)
+            if action.help and action.help is not argparse.SUPPRESS:
+                action.help += "; validation is read as dev"
+
+
+def split_notes(command: argparse.ArgumentParser) -> list[str]:
+    """What the command's ``--split`` read under another name, in this parse."""
+    return [note for action in command._actions if isinstance(action.type, SplitName)
+            for note in action.type.notes]
 
 
 def beam_option_parser() -> argparse.ArgumentParser:
@@ -126,13 +164,52 @@ def explain_unknown(unknown: list[str], known: list[str]) -> str:
     return "; ".join(lines)
 
 
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Command name -> its parser."""
+    return parser._subparsers._group_actions[0].choices
+
+
+def command_word(argv: list[str]) -> str | None:
+    """The word of ``argv`` that names the command: the first that is not an option (the
+    options before a command take no value); None when there is none, or when --help or
+    --version comes first (argparse answers those)."""
+    for word in argv:
+        if word in ("-h", "--help", "--version"):
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def check_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A misspelt command is argparse's invalid-choice error with the closest commands
+    (``wikisum buld``: did you mean build?); a word like none of them gets argparse's own
+    error, which lists them all."""
+    word = command_word(argv)
+    names = list(commands(parser))
+    if word is None or word in names:
+        return
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if close:
+        parser.error(f"argument COMMAND: invalid choice: {word!r} "
+                     f"(did you mean {' or '.join(close)}?)")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    if all(word in ("-q", "--quiet", "-v", "--verbose") for word in argv):
+        # bare `wikisum`: what it does and its commands, as a successful answer
+        parser.print_help()
+        return 0
+    check_command(parser, argv)
     args, rest = parser.parse_known_args(argv)
     progress.set_verbosity(args.verbosity)
-    command = parser._subparsers._group_actions[0].choices[args.command]
+    command = commands(parser)[args.command]
     for old, new in getattr(args, "retired_options", None) or []:
         progress.detail(f"wikisum {args.command}: {old} is now spelt {new}")
+    for note in split_notes(command):
+        progress.detail(f"wikisum {args.command}: {note}")
     # Beam jobs pass Beam's options on to Beam; anything neither they nor Beam know is an error,
     # as it is for every other command (Beam would drop it with a warning and use defaults).
     if getattr(args, "beam_args", False):
@@ -140,10 +217,55 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             known = option_strings(command) + option_strings(beam_option_parser())
             command.error(explain_unknown(unknown, known))
-        return args.func(args, rest)
+        return guarded_run(args, lambda: args.func(args, rest), dry_run=is_dry_run(rest))
     if rest:
         command.error(explain_unknown(rest, option_strings(command)))
-    return args.func(args)
+    return guarded_run(args, lambda: args.func(args))
+
+
+def command_module(name: str):
+    """The module of the command called ``name`` (``cc-fetch`` -> workflows.ccfetch)."""
+    return {module.__name__.rsplit(".", 1)[1].replace("_", "-"): module
+            for module in COMMANDS}[name.replace("cc-fetch", "ccfetch")]
+
+
+def is_dry_run(beam_argv: list[str]) -> bool:
+    """Whether Beam's options ask for a dry run (``--dry_run true``): nothing is written."""
+    for i, word in enumerate(beam_argv):
+        if word.startswith("--dry_run="):
+            return word.split("=", 1)[1].lower() in ("true", "1", "yes")
+        if word == "--dry_run":
+            following = beam_argv[i + 1] if i + 1 < len(beam_argv) else "true"
+            return following.lower() in ("true", "1", "yes")
+    return False
+
+
+def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int:
+    """Run a command after checking every output it names (pipeline.ownership): nothing a user
+    owns is deleted or overwritten. A refused output is a one-line error before any work; a
+    command that fails leaves no claimed-but-empty directory behind."""
+    from wikisum.pipeline import ownership
+
+    outputs = command_module(args.command).outputs(args)
+    if dry_run:  # a dry run writes nothing; its outputs are checked where they are local
+        outputs = [o for o in outputs if "://" not in o.path]
+    guard = ownership.Guard(args.command, outputs)
+    try:
+        guard.check()
+    except ownership.NotOurs as exc:
+        raise SystemExit(str(exc)) from None
+    if dry_run:
+        return call()
+    guard.claim()
+    status = 1
+    try:
+        status = call()
+        return status
+    except SystemExit as exc:
+        status = 0 if exc.code in (None, 0) else 1
+        raise
+    finally:
+        guard.finish(status == 0)
 
 
 if __name__ == "__main__":

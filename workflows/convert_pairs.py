@@ -82,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("wikisum convert-pairs: --shards must be at least 1")
     if args.max_texts < 1:
         raise SystemExit("wikisum convert-pairs: --max-texts must be at least 1")
+    for option, path in (("--source", args.source), ("--target", args.target),
+                         ("--vocab", args.vocab)):
+        if path:
+            checks.input_path(path, option, "convert-pairs")
     config = pairs.PairsConfig(args.source, args.target, args.split, args.out, args.vocab,
                                args.vocab_size, args.shards, args.max_texts)
     try:
@@ -90,3 +94,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"wikisum convert-pairs: {exc}") from exc
     print(format_summary(summary, args.out))
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

@@ -31,7 +31,13 @@ Outputs in --out (RUN: the run's id, its UTC start time plus random bits):
   warc/crawl-RUN-HOSTHASH-PPPPP.warc.gz          request + response records, gzip per record
   log/crawl_log-RUN-SSSSS-of-NNNNN.parquet       one row per distinct URL: its outcome
   log/crawl_log-RUN-SSSSS-of-NNNNN.jsonl         the same rows as JSON Lines
-  summary-RUN.json, summary.json                 counts per outcome and reason; URLs in = out
+  summary-RUN.json, summary.json                 counts per outcome and reason; URLs in = out;
+                                                 failures by cause (dns, refused, timeout, ...)
+
+Exit status 1 when every URL requested failed for a network reason (name resolution, refused
+or reset connection, timeout, TLS): its last line names the first failure. Some of them failing
+is a warning line (a rerun with the same --out tries them again). The ingest glob is printed
+only when WARC files exist in --out.
 """
 EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 
@@ -136,10 +142,25 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if summary is None:
         return 0
     print(format_summary(summary, config.out))
-    return 0 if summary["balanced"] else 1
+    return 0 if summary["balanced"] and network_failure(summary) is None else 1
+
+
+def network_failure(summary: dict) -> str | None:
+    """The line saying that the network failed a crawl whole (every URL it requested failed
+    for a network reason: name resolution, refused or reset connection, timeout, TLS), naming
+    the first failure; None when it did not (some requests got an answer, or none was made).
+    ``summary``: what ``pipeline.crawl.run`` returns."""
+    return summary.get("network_failure") or None
 
 
 def format_summary(summary: dict, out: str) -> str:
+    """The closing lines: counts, failures by cause, the WARC files and how to read them (only
+    when some exist), and last, what the network did to the run."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline.crawl import causes, writer
+    from wikisum.pipeline.crawl.job import STAGE_WORDS
+
     total = sum(summary["outcomes"].values())
     mark = "" if summary["balanced"] else "  NOT BALANCED"
     lines = [f"crawl {summary['run_id']} finished: {out}",
@@ -149,13 +170,43 @@ def format_summary(summary: dict, out: str) -> str:
         reasons = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in summary["reasons"].items()
                             if k.split(":", 1)[0] == outcome)
         lines.append(f"  {outcome:8s} {n:>8d}" + (f"  ({reasons})" if reasons else ""))
+    lines.extend(causes.format_causes(summary.get("causes", {})))
     warcs = summary["warc_files"]
     lines.append(f"  WARC files written: {len(warcs)}")
     lines.extend(f"    {path}" for path in warcs)
-    from apache_beam.io.filesystems import FileSystems
-
-    pattern = FileSystems.join(out, "warc", "*.warc.gz")
-    lines.append("Read them (with earlier captures, if any) with:")
-    lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
-                 "--out DIR")
+    pattern = writer.warc_glob(out)
+    found = writer.count_files(pattern)
+    if found:
+        lines.append(f"Read the {found} WARC file(s) in {FileSystems.join(out, 'warc')} with:")
+        lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
+                     "--out DIR")
+    else:
+        lines.append(f"Nothing was fetched: no WARC file matches '{pattern}'.")
+        lines.append(next_step(summary))
+    lines.extend(causes.network_warnings("crawl", summary.get("network", {}), STAGE_WORDS))
+    if network_failure(summary):
+        lines.append(network_failure(summary))
     return "\n".join(lines)
+
+
+def next_step(summary: dict) -> str:
+    """What to do after a crawl that left no WARC file in --out."""
+    outcomes, reasons = summary["outcomes"], summary["reasons"]
+    if network_failure(summary):
+        return ("Run the same command again when the servers answer: what this run settled "
+                "is skipped.")
+    if not summary["urls"]:
+        return "The --urls lists hold no URL."
+    if outcomes["skipped"] == summary["urls"]:
+        return "Every URL was settled by an earlier run in --out: there is nothing to fetch."
+    if reasons.get("refused:address"):
+        return ("No URL got an answer; some were refused for their address (a test server or "
+                "an intranet needs --allow-private): see the outcomes and causes above.")
+    return "No URL got an answer: see the outcomes and causes above, and the log in --out."
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from wikisum.models import datastats
+from wikisum.pipeline import ownership
 from wikisum.workflows import checks
 
 HELP = "summaries of a split by a trained run (batched beam search or sampling), as JSON lines"
@@ -258,6 +259,11 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
 
     ``max_len`` None takes the run's default (:mod:`wikisum.models.datastats`); ``beam`` None is
     4 (beam search). ``search`` replaces the search (tests); ``factory`` the model registry.
+    ``data`` is a dataset directory or a build's root (its data/).
+
+    Everything is checked (the split too) before ``out`` or its record is made; a decode that
+    fails before its first prediction removes both, so that the corrected command starts
+    afresh without --overwrite.
     """
     from wikisum import models
     from wikisum.models import export, runtime
@@ -283,7 +289,16 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
                      bundle.max_input_tokens, device_)
     if not (data or bundle.data):
         raise ValueError(f"{run} is an export, which names no dataset: pass --data")
-    dataset = Dataset(data or bundle.data)
+    try:
+        dataset = Dataset(data or bundle.data)
+    except FileNotFoundError as exc:
+        if data:
+            raise
+        raise FileNotFoundError(f"the run's dataset: {exc}; pass --data") from exc
+    try:
+        dataset.split_files(split)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"--split {split}: {exc}") from exc
     eos_id = int(dataset.special_ids["eos"])
     search = search or default_search(options, eos_id=eos_id)
     target = Path(out)
@@ -295,61 +310,79 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
     done = done_ids(target, record, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
     meta = settings_path(target)
+    # Recorded as wikisum's while being written, and with their bytes after (a later decode
+    # resumes or replaces them; nothing else does): pipeline.ownership.
+    for path in (target, meta):
+        ownership.begin_file(str(path), "decode")
     write_json(meta, record)
 
-    examples = read_examples(dataset, split, bundle.extractor, bundle.corpus,
-                             bundle.max_input_tokens,
-                             exemplars_needed(factory or models, bundle.name))
-    if limit is not None:
-        examples = islice(examples, limit)
-    rows = dataset.info.get("rows")
-    total = rows.get(split) if isinstance(rows, dict) else None
-    if limit is not None:
-        total = min(total, limit) if total is not None else limit
     skipped: Counter = Counter()
     written = kept_before = 0
-    started = time.perf_counter()
-    # the examples kept from before count as done at the start (the rate is this run's)
-    bar = Progress(f"decode {split}", total=total, unit="examples", initial=len(done),
-                   bar=None if progress else False)
-    bar.enabled = bar.enabled and progress
-    with bar, target.open("ab" if done else "wb") as f:
-        for chunk in chunks(examples, batch_size):
-            kept = [(ex, p) for ex in chunk if (p := prepare(ex, eos_id, skipped)) is not None]
-            fresh, resumed = [], 0
-            for ex, p in kept:
-                if kept_before < len(done):  # written by the run that stopped
-                    if ex.id != done[kept_before]:
-                        raise ValueError(
-                            f"{target}: prediction {kept_before + 1} is of id "
-                            f"{done[kept_before]}, the data has id {ex.id} there: the file "
-                            "was decoded from other data; pass --overwrite to decode again")
-                    kept_before += 1
-                    resumed += 1
-                else:
-                    fresh.append((ex, p))
-            if fresh:
-                pairs = [p for _, p in fresh]
-                hypotheses = search(model, to_batch(pairs).to(device_))
-                scores = reference_scores(model, pairs, device_)
-                lines = []
-                for (ex, _), hyp, (nll, tokens) in zip(fresh, hypotheses, scores, strict=True):
-                    ids = list(hyp.tokens)
-                    ids = ids[:ids.index(eos_id)] if eos_id in ids else ids
-                    lines.append(json.dumps({
-                        "id": ex.id, "title": ex.title, "prediction": tokenizer.decode(ids),
-                        "reference": tokenizer.decode(list(ex.targets)),
-                        "reference_nll": nll, "reference_tokens": tokens}) + "\n")
-                f.write("".join(lines).encode("utf-8"))
-                f.flush()  # a killed decode keeps what it wrote
-                written += len(fresh)
-            bar.update(len(chunk) - resumed)
+    try:
+        examples = read_examples(dataset, split, bundle.extractor, bundle.corpus,
+                                 bundle.max_input_tokens,
+                                 exemplars_needed(factory or models, bundle.name))
+        if limit is not None:
+            examples = islice(examples, limit)
+        rows = dataset.info.get("rows")
+        total = rows.get(split) if isinstance(rows, dict) else None
+        if limit is not None:
+            total = min(total, limit) if total is not None else limit
+        started = time.perf_counter()
+        # the examples kept from before count as done at the start (the rate is this run's)
+        bar = Progress(f"decode {split}", total=total, unit="examples", initial=len(done),
+                       bar=None if progress else False)
+        bar.enabled = bar.enabled and progress
+        with bar, target.open("ab" if done else "wb") as f:
+            for chunk in chunks(examples, batch_size):
+                kept = [(ex, p) for ex in chunk
+                        if (p := prepare(ex, eos_id, skipped)) is not None]
+                fresh, resumed = [], 0
+                for ex, p in kept:
+                    if kept_before < len(done):  # written by the run that stopped
+                        if ex.id != done[kept_before]:
+                            raise ValueError(
+                                f"{target}: prediction {kept_before + 1} is of id "
+                                f"{done[kept_before]}, the data has id {ex.id} there: the file "
+                                "was decoded from other data; pass --overwrite to decode again")
+                        kept_before += 1
+                        resumed += 1
+                    else:
+                        fresh.append((ex, p))
+                if fresh:
+                    pairs = [p for _, p in fresh]
+                    hypotheses = search(model, to_batch(pairs).to(device_))
+                    scores = reference_scores(model, pairs, device_)
+                    lines = []
+                    for (ex, _), hyp, (nll, tokens) in zip(fresh, hypotheses, scores,
+                                                           strict=True):
+                        ids = list(hyp.tokens)
+                        ids = ids[:ids.index(eos_id)] if eos_id in ids else ids
+                        lines.append(json.dumps({
+                            "id": ex.id, "title": ex.title, "prediction": tokenizer.decode(ids),
+                            "reference": tokenizer.decode(list(ex.targets)),
+                            "reference_nll": nll, "reference_tokens": tokens}) + "\n")
+                    f.write("".join(lines).encode("utf-8"))
+                    f.flush()  # a killed decode keeps what it wrote
+                    written += len(fresh)
+                bar.update(len(chunk) - resumed)
+    except BaseException:
+        if not done and not written and (not target.exists() or target.stat().st_size == 0):
+            # Nothing decoded, nothing kept: the empty file and its record this invocation
+            # made would only make the corrected command refuse to start.
+            target.unlink(missing_ok=True)
+            meta.unlink(missing_ok=True)
+        for path in (target, meta):
+            ownership.end_file(str(path), "decode")
+        raise
     if kept_before < len(done):
         raise ValueError(f"{target} holds {len(done)} predictions, the data only "
                          f"{kept_before} examples to match: it was decoded from other data; "
                          "pass --overwrite to decode again")
     seconds = time.perf_counter() - started
     write_json(meta, {**record, "complete": True, "examples": kept_before + written})
+    for path in (target, meta):
+        ownership.end_file(str(path), "decode")
     return {"examples": kept_before + written, "new": written, "resumed": kept_before,
             "skipped": dict(skipped), "out": str(target), "step": bundle.step,
             "seconds": seconds, "max_len": options.max_len}
@@ -365,9 +398,11 @@ def run(args: argparse.Namespace) -> int:
     from wikisum.models.batching import CorruptShardError
     from wikisum.workflows.progress import say
 
+    checks.input_path(args.run, "--run", "decode", "any")
+    data = checks.dataset(args.data, "--data", "decode") if args.data else None
     try:
         result = decode(args.run, args.split, args.out, beam=args.beam, alpha=args.alpha,
-                        max_len=args.max_len, min_len=args.min_len, data=args.data,
+                        max_len=args.max_len, min_len=args.min_len, data=data,
                         batch_size=args.batch_size, limit=args.limit, wfe=args.wfe,
                         device=args.device, no_repeat_ngram_size=args.no_repeat_ngram_size,
                         sample=args.sample, temperature=args.temperature, top_k=args.top_k,
@@ -380,3 +415,12 @@ def run(args: argparse.Namespace) -> int:
         f"{result['step']}, max-len {result['max_len']}{resumed}) -> {result['out']}"
         + (f" (skipped {skipped})" if skipped else ""))
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership): the predictions
+    and the settings record beside them."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "file"),
+            Output("--out", str(settings_path(args.out)), "file")]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         ("report", lambda: ["report", "--data", str(built / "data"), "--out", str(report),
                             "--split", report_split(built / "data")]),
         ("train", lambda: ["train", "--model", "t-dmca", "--preset", "tiny",
-                           "--data", str(built / "data"), "--out", str(fresh(run_dir)),
+                           "--data", str(built / "data"), "--out", str(fresh(run_dir, "train")),
                            "--steps", str(args.train_steps),
                            f"warmup_steps={max(1, args.train_steps // 4)}", "lr=3e-3",
                            f"eval_every={max(1, args.train_steps // 3)}",
@@ -88,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     steps.insert(1, ("cc-fetch", lambda: [
         "cc-fetch", "--urls", str(sample / "urls.txt"), "--crawl", CRAWL,
         "--index-url", server[0].base, "--data-url", server[0].base, "--index-rate", "1000",
-        "--out", str(fresh(out / "cc"))]))
+        "--out", str(fresh(out / "cc", "cc-fetch"))]))
     # every step says as much as the demo was asked to (cli.main sets the verbosity anew)
     verbosity = {progress.QUIET: ["--quiet"], progress.VERBOSE: ["--verbose"]}.get(
         progress.verbosity(), [])
@@ -119,10 +118,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def fresh(path: Path) -> Path:
-    """The demo's run directory, emptied: a rerun trains anew instead of resuming a run made
-    on another sample."""
-    shutil.rmtree(path, ignore_errors=True)
+def fresh(path: Path, command: str) -> Path:
+    """An earlier demo's output of ``command`` removed, so that a rerun trains (fetches) anew
+    instead of resuming one made on another sample; anything that is not that command's output
+    is refused, never deleted (pipeline.ownership)."""
+    from wikisum.pipeline import ownership
+
+    try:
+        ownership.remove_dir(str(path), command)
+    except ownership.NotOurs as exc:
+        raise SystemExit(f"wikisum demo: {exc}") from None
     return path
 
 
@@ -136,3 +141,10 @@ def decode_split(data: Path) -> str:
     """test, unless a tiny sample left it empty: then the first split with articles."""
     rows = json.loads((data / "dataset.json").read_text())["rows"]
     return next((s for s in ("test", "dev", "train") if rows.get(s)), "test")
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

@@ -190,6 +190,11 @@ def run(args: argparse.Namespace) -> int:
     from wikisum.models import evaluation
     from wikisum.workflows.progress import say
 
+    if args.compare:
+        for path in args.compare:
+            checks.input_path(path, "--compare", "evaluate")
+    else:
+        checks.input_path(args.preds, "--preds", "evaluate")
     try:
         if args.compare:
             path_a, path_b = args.compare
@@ -207,3 +212,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     say(f"{'comparison' if args.compare else 'metrics'} -> {path}")
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership): --out, or its
+    default beside the predictions."""
+    from wikisum.pipeline.ownership import Output
+
+    if args.out:
+        path = args.out
+    elif args.compare:
+        path = default_compare_out(args.compare[1])
+    else:
+        path = default_out(args.preds)
+    return [Output("--out", path, "file")]

@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("wikisum exemplars: --max-input-tokens must be at least 1")
     if not 0.0 <= args.max_similarity <= 1.0:
         raise SystemExit("wikisum exemplars: --max-similarity must be in [0, 1]")
-    config = exemplars.ExemplarConfig(args.data, args.extractor, args.corpus,
+    data = checks.dataset(args.data, "--data", "exemplars")
+    config = exemplars.ExemplarConfig(data, args.extractor, args.corpus,
                                       args.max_input_tokens, args.block_size, args.workers,
                                       args.max_similarity)
     try:
@@ -150,3 +151,9 @@ def format_summary(summary: dict) -> str:
                  f"{summary['seconds']:.1f} s (blocks of {summary['block_size']}, "
                  f"{summary['workers']} workers)")
     return "\n".join(lines)
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership): no option names
+    an output; the exemplar files go into the dataset directory, beside the shards they index."""
+    return []

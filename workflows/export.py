@@ -35,8 +35,10 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from wikisum.models import export
+    from wikisum.workflows import checks
     from wikisum.workflows.progress import say
 
+    checks.input_path(args.run, "--run", "export", "any")
     try:
         result = export.export(args.run, args.out)
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
@@ -44,3 +46,10 @@ def run(args: argparse.Namespace) -> int:
     say(f"export: {result['model']} step {result['step']} ({result['parameters']:,} "
         f"parameters) -> {result['out']} ({', '.join(result['files'])})")
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

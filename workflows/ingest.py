@@ -126,6 +126,42 @@ def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     return not allow_empty
 
 
+def has_references(summary: dict) -> bool:
+    """Whether any article kept a reference (an output a vocabulary can be trained on)."""
+    return summary["stages"].get("pages", {}).get("kept", 0) > 0
+
+
+# A build that finds fewer than this share of its cited and search-result pages says where the
+# missing ones are listed and how to fetch them.
+JOINED_ENOUGH = 0.5
+
+
+def missing_hint(summary: dict, out: str, command: str, fetched: bool = False) -> str | None:
+    """What to do when little of the references joined: the missing-URL lists and the commands
+    (or build's option) that fetch them; None when most joined or none is missing."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline import ingest
+
+    links = summary["stages"].get("links", {"in": 0, "kept": 0, "dropped": {}})
+    missing = links.get("dropped", {}).get("missing", 0)
+    if not missing or (links["in"] and links["kept"] / links["in"] >= JOINED_ENOUGH
+                       and has_references(summary)):
+        return None
+    lists = [FileSystems.join(out, name) for name in ingest.MISSING_FILES.values()]
+    head = (f"wikisum {command}: {missing} of {links['in']} cited and search-result pages are "
+            f"in no --warc/--wet input{' after fetching' if fetched else ''}; they are listed "
+            f"in {lists[0]} and {lists[1]}.")
+    if fetched:
+        return (head + "\n  Search more crawls (--cc-crawl, several are tried in order), add "
+                "the live web (--fetch-missing cc,crawl), or give more --warc files.")
+    return (head + "\n  Fetch them in the same command: wikisum build ... --fetch-missing cc "
+            "--cc-crawl CC-MAIN-YYYY-WW (Common Crawl; cc,crawl adds the live web)"
+            f"\n  or step by step: wikisum cc-fetch --urls {lists[0]} --urls {lists[1]} "
+            "--crawl CC-MAIN-YYYY-WW --out CC, then ingest again with "
+            "--warc 'CC/warc/*.warc.gz' (`wikisum crawl` fetches what Common Crawl lacks)")
+
+
 def config_from_args(args, out: str | None = None):
     """The job's :class:`wikisum.pipeline.ingest.IngestConfig`."""
     from wikisum.pipeline import ingest, language
@@ -176,6 +212,9 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if summary is None:
         return 0
     print(format_summary(summary, config.out))
+    hint = missing_hint(summary, config.out, "ingest")
+    if hint:
+        print(hint, file=sys.stderr)
     if empty(summary, "ingest", args.allow_empty):
         return 1
     return 0 if summary["balanced"] else 1
@@ -200,3 +239,10 @@ def format_summary(summary: dict, out: str) -> str:
         lines.append(f"  {stage:15s} in {s['in']:>8d}  kept {s['kept']:>8d}  dropped: {dropped}"
                      f"{mark}")
     return "\n".join(lines)
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

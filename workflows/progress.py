@@ -27,15 +27,29 @@ from typing import TextIO
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 _verbosity = NORMAL
+# Beam's Dataflow runner: the submitted job, its console page, its state (shown under -v).
+DATAFLOW_LOGGER = "apache_beam.runners.dataflow"
 
 
 def set_verbosity(level: int) -> None:
-    """QUIET, NORMAL or VERBOSE for this process; also the root logger's level: other
-    libraries' (Beam's) informational lines only when verbose (the ``wikisum`` logger follows
-    :func:`log_level`)."""
+    """QUIET, NORMAL or VERBOSE for this process, and the logging that goes with it.
+
+    What a command has to say goes through :func:`say`, :func:`detail` and :class:`Progress`;
+    log records are details. So the ``wikisum`` logger is at :func:`log_level` (its records
+    show under ``--verbose`` only: a line per shard written, per host crawled), and every
+    other library stays at warnings whatever the verbosity: Beam's own records (a line per
+    type hint it converts, the runner it picks) say nothing a user of ``wikisum`` acts on.
+    Dataflow's runner is the exception under ``--verbose``: its records name the submitted job,
+    its console page and its state. One handler on stderr prints them all, whether or not Beam
+    (whose options install the same one) has been imported.
+    """
     global _verbosity
     _verbosity = level
-    logging.getLogger().setLevel(logging.INFO if level >= VERBOSE else logging.WARNING)
+    logging.basicConfig()  # nothing when the root logger has a handler already
+    logging.getLogger().setLevel(logging.WARNING)
+    logging.getLogger("wikisum").setLevel(log_level())
+    logging.getLogger(DATAFLOW_LOGGER).setLevel(
+        logging.INFO if level >= VERBOSE else logging.NOTSET)
 
 
 def verbosity() -> int:
@@ -43,9 +57,9 @@ def verbosity() -> int:
 
 
 def log_level() -> int:
-    """The level of the ``wikisum`` logger for this verbosity: warnings only when quiet,
-    progress lines normally, debug lines when verbose."""
-    return {QUIET: logging.WARNING, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}[_verbosity]
+    """The level of the ``wikisum`` logger for this verbosity: warnings only, unless verbose
+    (then debug lines too)."""
+    return logging.DEBUG if _verbosity >= VERBOSE else logging.WARNING
 
 
 def say(message: str, *, file: TextIO | None = None) -> None:
@@ -255,7 +269,7 @@ POLL_S = 1.0  # how often the launcher sums them
 JOB_EVERY_S = 10.0  # seconds between the launcher's plain lines
 # Runners whose workers run on this machine (threads or child processes): they see the spool.
 LOCAL_RUNNERS = ("directrunner", "bundlebaseddirectrunner", "switchingdirectrunner",
-                 "fnapirunner", "prismrunner", "direct", "prism")
+                 "fnapirunner", "localrunner", "prismrunner", "direct", "prism")
 
 
 def spool_file(key: str) -> str | None:

@@ -59,6 +59,19 @@ def add_arguments(p) -> None:
                       help="training shards per split (default: %(default)s)")
 
 
+def check_inputs(args) -> None:
+    """The ingest output, the vocabulary and --learned, before any work."""
+    checks.ingest_output(args.ingest_dir, "--data", "rank")
+    checks.input_path(args.vocab, "--vocab", "rank")
+    check_learned(args, "rank")
+
+
+def check_learned(args, command: str) -> None:
+    """--learned names a file (where it is given)."""
+    if args.learned:
+        checks.input_path(args.learned, "--learned", command)
+
+
 def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str | None:
     """The learned extractor to rank with: --learned, or fitted now with --train-learned (a
     dry run only names where it would be)."""
@@ -113,6 +126,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     dry = beamio.is_dry_run(options)
     if not dry:
         checks.output_dir(args.out, "rank")
+        check_inputs(args)
     try:
         model = learned_model(args, args.ingest_dir, args.out, dry)
         config = with_model_inputs(args, rank.RankConfig(
@@ -126,3 +140,10 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     print(f"rank: {info['rows']} articles ranked by {len(info['extractors'])} extractors x "
           f"{len(info['corpora'])} corpora -> {args.out} ({info['errors']} errors)")
     return 0 if info["errors"] == 0 else 1
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

@@ -105,11 +105,14 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if not args.data:
         raise SystemExit("wikisum report: --data DIR is required (or --compare BUILD_A BUILD_B)")
     options = PipelineOptions(beam_argv or [])
+    data = args.data
     if not beamio.is_dry_run(options):
         checks.output_dir(args.out, "report")
-    config = report.ReportConfig(args.data, args.out, args.split, tuple(args.lengths),
+        data = checks.dataset(args.data, "--data", "report")
+        check_split(data, args.split)
+    config = report.ReportConfig(data, args.out, args.split, tuple(args.lengths),
                                  args.sample, args.bootstrap, args.seed)
-    progress.say(f"report: scoring the {args.split} split of {args.data} ...")
+    progress.say(f"report: scoring the {args.split} split of {data} ...")
     try:
         with watch(config, options):
             metrics = report.run(config, options)
@@ -123,6 +126,16 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         print(f"  {line}")
     print(f"  report: {paths['html']}\n  tables: {paths['md']}\n  numbers: {paths['json']}")
     return 0
+
+
+def check_split(data: str, split: str) -> None:
+    """The dataset has shards of --split, or a one-line error listing the splits it has."""
+    from wikisum.pipeline import loader
+
+    try:
+        loader.Dataset(data).split_files(split)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"wikisum report: --split {split}: {exc}") from None
 
 
 def write(metrics: dict, out: str) -> dict[str, str]:
@@ -149,16 +162,22 @@ def write(metrics: dict, out: str) -> dict[str, str]:
 
 def resolve_build(path: str) -> tuple[str, str]:
     """("metrics", metrics.json) for a report directory, ("data", DIR) for a build or its data
-    directory; a clear error otherwise."""
+    directory (:func:`wikisum.pipeline.outputs.dataset_dir`); a clear error otherwise."""
     from apache_beam.io.filesystems import FileSystems
 
-    if FileSystems.exists(FileSystems.join(path, "metrics.json")):
-        return "metrics", FileSystems.join(path, "metrics.json")
-    for data in (path, FileSystems.join(path, "data")):
-        if FileSystems.exists(FileSystems.join(data, "dataset.json")):
-            return "data", data
-    raise SystemExit(f"wikisum report: {path} is not a build (OUT/data/dataset.json), a data "
-                     "directory (dataset.json) or a report (metrics.json)")
+    from wikisum.pipeline import outputs
+
+    metrics = FileSystems.join(path, "metrics.json")
+    if FileSystems.exists(metrics):
+        return "metrics", metrics
+    try:
+        return "data", outputs.dataset_dir(path)
+    except FileNotFoundError:
+        raise SystemExit(
+            f"wikisum report: --compare {path} is not a build "
+            f"({FileSystems.join(path, outputs.BUILD_DATA, outputs.DATASET_RECORD)}), a dataset "
+            f"({FileSystems.join(path, outputs.DATASET_RECORD)}) or a report ({metrics})"
+            ) from None
 
 
 def run_compare(args: argparse.Namespace, beam_argv: list[str] | None) -> int:
@@ -191,3 +210,10 @@ def run_compare(args: argparse.Namespace, beam_argv: list[str] | None) -> int:
               f"L = {rec['length']}")
     print(f"  comparison: {paths['html']}\n  tables: {paths['md']}\n  numbers: {paths['json']}")
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

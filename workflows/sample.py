@@ -61,3 +61,10 @@ def summary(manifest: dict, out: str, seconds: float) -> str:
         f"  references: {c['references']} (citations and search results)\n"
         f"  ground truth: {out}/manifest.json"
     )
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

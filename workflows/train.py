@@ -41,7 +41,7 @@ updates) has not improved for N evaluations in a row (0, the default: never). Ea
 saved as checkpoints/best.pt, which decode, export and summarize then use for --run RUN (give
 RUN/checkpoints/step-N.pt to use another); log.jsonl records "best" and "early_stop" events
 and summary.json says stopped_by "early_stopping". A resumed run keeps counting. Several GPUs:
-  torchrun --nproc_per_node N -m workflows.cli train ...
+  torchrun --nproc_per_node N -m wikisum.workflows.cli train ...
 
 Outputs in --out (RUN):
   config.json               model name, model config, train config, special ids
@@ -109,9 +109,13 @@ def run(args: argparse.Namespace) -> int:
                "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
                "device": args.device,
                "log_to": ",".join(args.log_to) if args.log_to else None}
+    if args.config:
+        checks.input_path(args.config, "--config", "train")
     try:
         config = make_config(args.model, args.data, args.out, file=args.config,
                              options=options, overrides=args.overrides, wfe=args.wfe)
+        if args.data:  # a dataset (or a build's root: make_config took its data/), or an error
+            checks.dataset(args.data, "--data", "train")  # naming the option, before any work
         summary = training.train(config)
     except (training.NonFiniteLoss, CorruptShardError, FileNotFoundError,
             ValueError) as exc:
@@ -125,3 +129,10 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         return 128 + 15 if summary["stopped_by"] == "SIGTERM" else 128 + 2
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "dir")]

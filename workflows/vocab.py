@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("wikisum").setLevel(progress.log_level())
     if args.vocab_size < 16:
         raise SystemExit("wikisum vocab: --vocab-size must be at least 16")
+    checks.ingest_output(args.ingest_dir, "--data", "vocab")
     try:
         texts = vocab.training_texts(args.ingest_dir, args.max_texts)
     except (FileNotFoundError, ValueError) as exc:
@@ -49,3 +50,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"vocab: {sp.get_piece_size()} pieces from {len(texts)} texts -> {args.out} "
           f"(<t>={ids.title_sep}, <sep>={ids.sep})")
     return 0
+
+
+def outputs(args: argparse.Namespace) -> list:
+    """What this command writes, checked before it runs (pipeline.ownership)."""
+    from wikisum.pipeline.ownership import Output
+
+    return [Output("--out", args.out, "file")]

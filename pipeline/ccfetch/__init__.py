@@ -20,7 +20,9 @@ fetch the chosen captures' WARC records by byte range. One module per concern:
         outcomes --> log/cc_fetch_log-RUN-SSSSS-of-NNNNN.parquet, summary-RUN.json, summary.json
 
 Every distinct URL read ends as exactly one outcome (``fetched``, ``found``, ``not_in_index``,
-``failed`` or ``skipped``, with a reason), checked in the summary (``balanced``).
+``failed`` or ``skipped``, with a reason), checked in the summary (``balanced``). The summary
+counts the failures by cause (``wikisum.pipeline.crawl.causes``) and says when every look-up,
+or every fetch, made failed for a network reason (``network_failure``).
 """
 
 from wikisum.pipeline.ccfetch.captures import IndexCapture, choose, parse_before

@@ -210,8 +210,9 @@ class Fetcher:
                 ids.append(written[2])
         except BadRecord as exc:
             return r.outcome(FAILED, exc.reason, searched, error=exc.detail[:1000], bytes=need)
-        except RequestError as exc:
-            return r.outcome(FAILED, exc.reason, searched, error=exc.detail[:1000],
+        except RequestError as exc:  # the error names the file asked for
+            error = f"{data_url(self.config.data_url, capture)}: {exc.detail}"
+            return r.outcome(FAILED, exc.reason, searched, error=error[:1000],
                              attempts=getattr(exc, "attempts", 0))
         except Exception as exc:  # one URL never ends the group
             log.warning("cc-fetch: %s: %s: %s", r.url, type(exc).__name__, exc)

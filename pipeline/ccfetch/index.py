@@ -98,8 +98,8 @@ class CdxApi:
         for crawl in self.crawls:
             try:
                 captures, b = self.captures(crawl, url, key)
-            except RequestError as exc:
-                return LookupResult(tuple(found), bad, f"{crawl}: {exc}")
+            except RequestError as exc:  # the query that failed names the server and crawl
+                return LookupResult(tuple(found), bad, f"{self.query_url(crawl, url)}: {exc}")
             found += captures
             bad += b
             if choose(captures, [crawl], self.before, surt_key).capture is not None:

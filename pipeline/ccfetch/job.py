@@ -8,7 +8,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
@@ -37,6 +37,7 @@ from wikisum.pipeline.ccfetch.records import (
     is_done,
 )
 from wikisum.pipeline.ccfetch.surt import surt_key
+from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.records import new_run_id, utc_now
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.pipeline.records import stable_hash
@@ -403,9 +404,21 @@ class FetchGroup(beam.DoFn):
 # Summary
 
 
-def summarize(counts: Iterable, warc_files: list, config: CcFetchConfig) -> dict:
+# Per stage: what one request is called, and what to check besides the network.
+STAGE_WORDS = {"lookup": "look-up", "fetch": "fetch"}
+STAGE_HINTS = {"lookup": "--index-url", "fetch": "--data-url"}
+
+
+def summarize(counts: Iterable, warc_files: list, config: CcFetchConfig,
+              firsts: Iterable = ()) -> dict:
     """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, each
-    stage's in = kept + dropped, coverage (found / listed) and ``balanced``."""
+    stage's in = kept + dropped, coverage (found / listed), failures by cause, the requests
+    each stage made and how many failed for a network reason (``network``; a stage whose every
+    request did makes ``network_failure`` the line saying so), and ``balanced``.
+
+    Args:
+        firsts: (cause tally, (time, URL, example)) of each cause's earliest failure.
+    """
     c = Counter()
     for key, n in counts:
         c[key] += n
@@ -418,6 +431,8 @@ def summarize(counts: Iterable, warc_files: list, config: CcFetchConfig) -> dict
     failed_fetch = outcomes[FAILED] - failed_lookup
     found = outcomes[FETCHED] + outcomes[FOUND] + failed_fetch
     looked_up = urls - outcomes[SKIPPED] - reasons.get(f"{FAILED}:invalid_url", 0)
+    failures = causes.summarize(c, firsts, {"lookup": looked_up,
+                                            "fetch": outcomes[FETCHED] + failed_fetch})
     return {
         "job": "wikisum cc-fetch",
         "run_id": config.run_id,
@@ -441,10 +456,24 @@ def summarize(counts: Iterable, warc_files: list, config: CcFetchConfig) -> dict
         "bytes_fetched": c.get("bytes:fetched", 0),
         "index_bad_lines": c.get("lookup:bad_index_line", 0),
         "balanced": urls == sum(outcomes.values()),
+        "causes": failures["causes"],
+        "network": failures["network"],
+        "network_failure": causes.network_failure("cc-fetch", failures["network"], STAGE_WORDS,
+                                                  STAGE_HINTS),
         "warc_files": sorted(warc_files),
         "options": {k: (list(v) if isinstance(v, tuple) else v)
                     for k, v in asdict(config).items()},
     }
+
+
+def failure(o: Outcome) -> Iterator[tuple[str, tuple[str, str, str]]]:
+    """A failed outcome -> its cause tally and (time, URL, example); nothing for the others."""
+    if o.outcome != FAILED:
+        return
+    stage = ("input" if o.reason == "invalid_url" else
+             "lookup" if o.reason in LOOKUP_FAILURES else "fetch")
+    # not o.status: that is the capture's status in the index, not an answer to a request
+    yield causes.failure(stage, o.url, o.error, o.reason, 0, o.fetched_at)
 
 
 def count_outcome(o: Outcome):
@@ -452,6 +481,8 @@ def count_outcome(o: Outcome):
     yield f"{o.outcome}:{o.reason}", 1
     if o.outcome == FETCHED:
         yield "bytes:fetched", o.bytes
+    for key, _ in failure(o):
+        yield key, 1
 
 
 def log_glob(out: str) -> str:
@@ -507,9 +538,13 @@ def build(p: beam.Pipeline, config: CcFetchConfig, token: str) -> None:
     warc_list = ((warcs or [p | "NoWarcs" >> beam.Create([])])
                  | "WarcFiles" >> beam.Flatten()
                  | "CollectWarcFiles" >> beam.combiners.ToList())
+    firsts = (outcomes
+              | "Failures" >> beam.FlatMap(failure)
+              | "EarliestFailure" >> beam.CombinePerKey(min)
+              | "CollectFailures" >> beam.combiners.ToList())
     summary = counts | "Summarize" >> beam.Map(
-        lambda c, w: json.dumps(summarize(c, w, config), indent=1, sort_keys=True) + "\n",
-        beam.pvalue.AsSingleton(warc_list))
+        lambda c, w, f: json.dumps(summarize(c, w, config, f), indent=1, sort_keys=True) + "\n",
+        beam.pvalue.AsSingleton(warc_list), beam.pvalue.AsSingleton(firsts))
     # The run's log shards are whole once committed: its per-group files are not needed then.
     group_logs = FileSystems.join(config.out, "log", f"cc_fetch_log-{config.run_id}-group-*")
     _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,

@@ -11,6 +11,7 @@ reads. One module per concern, pure functions and small objects first:
     writer.py      WARC output
     politeness.py  per-host gates
     fetch.py       Crawler: robots, addresses, retries, redirects for one URL
+    causes.py      failure causes (dns, refused, timeout, http_5xx, ...), shared with cc-fetch
     job.py         the Beam job that wires them together:
 
     --urls files --ReadUrlLines--> (key, raw line) ---------------------+
@@ -34,6 +35,8 @@ obeyed for the user agent. Robots convention (RFC 9309): a 4xx robots.txt allows
 
 Every URL read ends as exactly one outcome record (``fetched``, ``refused``, ``failed`` or
 ``skipped``, with a reason): distinct URLs in = outcomes out, checked in ``summary-RUN.json``.
+The summary also counts the failures by cause, and says when every URL requested failed for a
+network reason (``network_failure``: the command then exits non-zero).
 """
 
 from wikisum.pipeline.crawl.fetch import Crawler

@@ -18,10 +18,12 @@ from apache_beam.pvalue import TaggedOutput
 
 from wikisum.pipeline import beamio, schemas, shards
 from wikisum.pipeline.beamio import MatchFiles, Staged, WriteShards
+from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.records import (
     FAILED,
+    FETCHED,
     OUTCOMES,
     REFUSED,
     SKIPPED,
@@ -162,9 +164,19 @@ class FetchHost(beam.DoFn):
         yield from outcomes
 
 
-def count_outcome(o: Outcome) -> tuple[str, int]:
+def failure(o: Outcome) -> Iterator[tuple[str, tuple[str, str, str]]]:
+    """A failed outcome -> its cause tally and (time, URL, example); nothing for the others."""
+    if o.outcome != FAILED:
+        return
+    stage = "input" if o.reason == "invalid_url" else "fetch"
+    yield causes.failure(stage, o.url, o.error, o.reason, o.status, o.fetched_at)
+
+
+def count_outcome(o: Outcome):
     Metrics.counter("wikisum.crawl", f"{o.outcome}:{o.reason}").inc()
-    return f"{o.outcome}:{o.reason}", 1
+    yield f"{o.outcome}:{o.reason}", 1
+    for key, _ in failure(o):
+        yield key, 1
 
 
 def with_json_lines(staged: Staged, staging: str):
@@ -188,9 +200,19 @@ def log_name(run_id: str, index: int, total: int) -> str:
     return f"crawl_log-{run_id}-{index:05d}-of-{total:05d}"
 
 
-def summarize(counts: list, warc_files: list, config: CrawlConfig) -> dict:
-    """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, and
-    ``balanced`` (distinct URLs in = outcomes out)."""
+STAGE_WORDS = {"fetch": "fetch"}  # what one request of a stage is called
+
+
+def summarize(counts: list, warc_files: list, config: CrawlConfig, firsts: Iterable = ()
+              ) -> dict:
+    """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, failures
+    by cause, the URLs requested and how many failed for a network reason (``network``; when
+    every one did, ``network_failure`` is the line saying so), and ``balanced`` (distinct URLs
+    in = outcomes out).
+
+    Args:
+        firsts: (cause tally, (time, URL, example)) of each cause's earliest failure.
+    """
     c = Counter()
     for key, n in counts:
         c[key] += n
@@ -199,6 +221,9 @@ def summarize(counts: list, warc_files: list, config: CrawlConfig) -> dict:
     for k, v in reasons.items():
         outcomes[k.split(":", 1)[0]] += v
     urls = c.get(f"{IN}:url", 0)
+    # Requested: fetched or failed, but for the lines that are no URL (refused ones never were).
+    requested = outcomes[FETCHED] + outcomes[FAILED] - reasons.get(f"{FAILED}:invalid_url", 0)
+    failures = causes.summarize(c, firsts, {"fetch": requested})
     return {
         "job": "wikisum crawl",
         "run_id": config.run_id,
@@ -210,6 +235,10 @@ def summarize(counts: list, warc_files: list, config: CrawlConfig) -> dict:
         "outcomes": {k: outcomes.get(k, 0) for k in OUTCOMES},
         "reasons": reasons,
         "balanced": urls == sum(outcomes.values()),
+        "causes": failures["causes"],
+        "network": failures["network"],
+        "network_failure": causes.network_failure("crawl", failures["network"], STAGE_WORDS,
+                                                  {}),
         "warc_files": sorted(warc_files),
         "options": {k: (list(v) if isinstance(v, tuple) else v)
                     for k, v in asdict(config).items()},
@@ -289,13 +318,17 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
                                               lambda r: r["url"])
                   | "AndJsonLines" >> beam.FlatMap(with_json_lines, staging))
     counts = ((lines[TALLY], planned[TALLY],
-               outcomes | "CountOutcomes" >> beam.Map(count_outcome))
+               outcomes | "CountOutcomes" >> beam.FlatMap(count_outcome))
               | "AllTallies" >> beam.Flatten()
               | "SumTallies" >> beamio.SumTallies())
     warcs = fetched[WARC_FILES] | "CollectWarcFiles" >> beam.combiners.ToList()
+    firsts = (outcomes
+              | "Failures" >> beam.FlatMap(failure)
+              | "EarliestFailure" >> beam.CombinePerKey(min)
+              | "CollectFailures" >> beam.combiners.ToList())
     summary = counts | "Summarize" >> beam.Map(
-        lambda c, w: json.dumps(summarize(c, w, config), indent=1, sort_keys=True) + "\n",
-        beam.pvalue.AsSingleton(warcs))
+        lambda c, w, f: json.dumps(summarize(c, w, config, f), indent=1, sort_keys=True) + "\n",
+        beam.pvalue.AsSingleton(warcs), beam.pvalue.AsSingleton(firsts))
     # The run's log shards are whole once committed: its per-host files are not needed then.
     host_logs = FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet")
     _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,

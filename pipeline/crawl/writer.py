@@ -106,3 +106,18 @@ class WarcSink:
             self._file.close()
             self._file = None
             FileSystems.rename([self._temporary], [self._path])
+
+
+def warc_glob(out: str) -> str:
+    """The glob of every WARC file the crawl and cc-fetch leave in ``out`` (this run's and
+    earlier runs'), as ``wikisum ingest --warc`` takes it."""
+    return FileSystems.join(out, "warc", "*.warc.gz")
+
+
+def count_files(pattern: str) -> int:
+    """How many files ``pattern`` matches now (0 when its folder does not exist). A part being
+    written has a hidden ``.tmp`` name that no such glob matches."""
+    try:
+        return len(FileSystems.match([pattern])[0].metadata_list)
+    except OSError:  # Beam's BeamIOError is one: a listing that failed
+        return 0

@@ -117,3 +117,34 @@ def read_cdxj(path: str | Path) -> list[tuple[str, str, dict]]:
         key, stamp, fields = line.split(" ", 2)
         out.append((key, stamp, json.loads(fields)))
     return out
+
+
+STANDIN_WARC = "crawl-data/standin/standin-00000.warc.gz"
+
+
+def write_standin(root: str | Path, pages: list[tuple[str, bytes]], crawl: str = CRAWL,
+                  date: str = "2019-06-01T00:00:00Z") -> dict:
+    """A stand-in Common Crawl holding ``pages`` (URL, HTML bytes): one WARC file of 200
+    text/html responses and its index (:func:`write_index`), served as Common Crawl by
+    :class:`wikisum.pipeline.sample.ccserver.CommonCrawlServer`. For URLs the sample does not
+    hold, e.g. the citations of a real dump, when the real index cannot be reached."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    root = Path(root)
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    for url, body in pages:
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                              ("Content-Length", str(len(body)))],
+                                   protocol="HTTP/1.1")
+        record = writer.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                           http_headers=headers)
+        record.rec_headers.replace_header("WARC-Date", date)
+        writer.write_record(record)
+    path = root / STANDIN_WARC
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buf.getvalue())
+    return write_index(root, [STANDIN_WARC], [url for url, _ in pages], crawl)

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from wikisum.models import datastats
+from wikisum.pipeline import ownership
 from wikisum.workflows import cli
 from wikisum.workflows.decode import settings_path
 
@@ -16,6 +17,13 @@ from wikisum.workflows.decode import settings_path
 def decode(run, out, *extra) -> int:
     return cli.main(["decode", "--run", str(run), "--split", "test", "--out", str(out),
                      "--beam", "2", "--batch-size", "1", "--device", "cpu", *extra])
+
+
+def left_by_a_killed_decode(out) -> None:
+    """What a decode stopped while writing leaves besides its lines: the files recorded as
+    being written by it (pipeline.ownership), so that the next decode may resume them."""
+    for path in (out, settings_path(out)):
+        ownership.begin_file(str(path), "decode")
 
 
 def records(path) -> list[dict]:
@@ -48,6 +56,7 @@ def test_a_killed_decode_resumes_where_it_stopped(full, tiny_run, tmp_path, caps
     partial.write_text(lines[0] + lines[1] + lines[2][:len(lines[2]) // 2])
     meta = json.loads(settings_path(full).read_text())
     settings_path(partial).write_text(json.dumps({**meta, "complete": False}))
+    left_by_a_killed_decode(partial)
     assert decode(tiny_run, partial) == 0
     assert "2 kept from before" in capsys.readouterr().out
     assert partial.read_text() == whole
@@ -61,14 +70,19 @@ def test_a_file_of_other_settings_is_refused(full, tiny_run, tmp_path):
     out = tmp_path / "p.jsonl"
     out.write_text(full.read_text().splitlines(keepends=True)[0])
     settings_path(out).write_text(settings_path(full).read_text())
+    left_by_a_killed_decode(out)
     with pytest.raises(SystemExit, match=r"decoded otherwise \(decoding: .*'beam': 2"):
         decode(tiny_run, out, "--no-repeat-ngram-size", "2")
+    assert decode(tiny_run, out, "--overwrite", "--limit", "1") == 0
+    assert [r["id"] for r in records(out)] == [200]
+    # A file wikisum did not write is never replaced, --overwrite or not.
     stranger = tmp_path / "mine.jsonl"
     stranger.write_text('{"id": 1}\n')
-    with pytest.raises(SystemExit, match="has no mine.decode.json"):
-        decode(tiny_run, stranger)
-    assert decode(tiny_run, stranger, "--overwrite", "--limit", "1") == 0
-    assert [r["id"] for r in records(stranger)] == [200]
+    for extra in ((), ("--overwrite",)):
+        with pytest.raises(SystemExit, match="mine.jsonl is a file wikisum did not write"):
+            decode(tiny_run, stranger, *extra)
+    assert stranger.read_text() == '{"id": 1}\n'
+
 
 
 def test_a_bad_line_before_the_end_is_named(full, tiny_run, tmp_path):
@@ -76,6 +90,7 @@ def test_a_bad_line_before_the_end_is_named(full, tiny_run, tmp_path):
     lines = full.read_text().splitlines(keepends=True)
     out.write_text(lines[0] + "garbage\n" + lines[2])
     settings_path(out).write_text(settings_path(full).read_text())
+    left_by_a_killed_decode(out)
     with pytest.raises(SystemExit, match=r"p.jsonl:2: not a prediction"):
         decode(tiny_run, out)
 
@@ -85,6 +100,7 @@ def test_predictions_of_other_data_are_refused(full, tiny_run, tmp_path):
     first = json.loads(full.read_text().splitlines()[0])
     out.write_text(json.dumps({**first, "id": 999}) + "\n")
     settings_path(out).write_text(settings_path(full).read_text())
+    left_by_a_killed_decode(out)
     with pytest.raises(SystemExit, match="is of id 999, the data has id 200"):
         decode(tiny_run, out)
 

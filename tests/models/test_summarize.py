@@ -52,7 +52,7 @@ def test_export_holds_weights_config_and_tokenizer_only(exported, tiny_run, toy_
                                                         tmp_path):
     from safetensors.torch import load_file
 
-    assert sorted(p.name for p in exported.iterdir()) == [
+    assert sorted(p.name for p in exported.iterdir() if not p.name.startswith(".wikisum")) == [
         "README.md", "config.json", "data_stats.json", "model.safetensors", "tokenizer.model"]
     info = json.loads((exported / "config.json").read_text())
     assert info["format"] == export.EXPORT_FORMAT and info["model"] == "t-dmca"
@@ -123,8 +123,10 @@ def test_summarize_says_what_is_wrong(exported, tmp_path):
 
 def test_export_refuses_a_foreign_directory(tiny_run, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(SystemExit, match="is not an earlier export"):
+    with pytest.raises(SystemExit, match="holds files wikisum did not write"):
         cli.main(["export", "--run", str(tiny_run), "--out", str(tmp_path)])
+    with pytest.raises(FileExistsError, match="is not an earlier export"):
+        export.export(tiny_run, tmp_path)
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ValueError, match="not a wikisum export"):
         export.load_export(tmp_path)

@@ -17,6 +17,7 @@ from wikisum.pipeline import card, loader, outputs, rank, report, schemas, vocab
 from wikisum.workflows import cli
 
 SPLITS = ("train", "dev", "test")
+HUB = {"dev": "validation"}  # the split names datasets.load_dataset gives
 
 
 def front_matter(path) -> dict:
@@ -139,8 +140,9 @@ def test_every_build_has_a_card(built_sample):
         configs = {c["config_name"]: c for c in meta["configs"]}
         assert list(configs) == ["tfidf-combined-500", "ranked"]
         assert configs["tfidf-combined-500"]["default"] is True
-        assert configs["ranked"]["data_files"] == [
-            {"split": s, "path": f"{prefix}{s}-*.parquet"} for s in SPLITS if info["rows"][s]]
+        assert configs["ranked"]["data_files"] == [  # our dev is the hub's validation
+            {"split": HUB.get(s, s), "path": f"{prefix}{s}-*.parquet"}
+            for s in SPLITS if info["rows"][s]]
         text = (folder / "README.md").read_text()
         for needed in ("CC BY-SA", "copyright stays with the pages' owners", "`input_ids`",
                        f"{info['vocab_size']} pieces", "tfidf"):
@@ -183,23 +185,24 @@ def test_hugging_face_datasets_loads_a_build(built_sample, tmp_path):
                                         schema=schemas.EXEMPLARS),
                    build / "data" / "exemplars-train.parquet")
     info = json.loads((build / "data" / "dataset.json").read_text())
-    expected = {s: n for s, n in info["rows"].items() if n}
+    expected = {HUB.get(s, s): n for s, n in info["rows"].items() if n}
     cache = str(tmp_path / "cache")
     for where in (build, build / "data"):
         ready = datasets.load_dataset(str(where), cache_dir=cache)
-        assert set(ready) == set(expected) == set(SPLITS)
+        assert set(ready) == set(expected) == {"train", "validation", "test"}
         assert {s: ready[s].num_rows for s in ready} == expected
         assert ready["train"].column_names == schemas.MODEL_INPUTS.names
-        first = ready["dev"][0]
+        first = ready["validation"][0]
         assert len(first["input_ids"]) <= 500 and first["target"]
     named = datasets.load_dataset(str(build), "tfidf-combined-500", cache_dir=cache)
     assert named["test"]["id"] == ready["test"]["id"]
     ranked = datasets.load_dataset(str(build), "ranked", cache_dir=cache)
     assert ranked["train"].column_names == schemas.RANKED.names
     assert {s: ranked[s].num_rows for s in ranked} == expected
-    row = ranked["dev"][0]
+    row = ranked["validation"][0]
+    assert row["split"] == "dev"  # the rows keep our name
     assert loader.build_input(row, "tfidf", "combined", 500, info["special_ids"]["title_sep"]
-                              ) == next(r for r in ready["dev"] if r["id"] == row["id"]
+                              ) == next(r for r in ready["validation"] if r["id"] == row["id"]
                                         )["input_ids"]
 
 
@@ -214,5 +217,5 @@ def test_hugging_face_datasets_loads_pairs(tmp_path):
     meta = front_matter(out / "README.md")
     assert [c["config_name"] for c in meta["configs"]] == ["default"]
     loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
-    assert {s: loaded[s].num_rows for s in loaded} == {"train": 9, "dev": 2}
-    assert loaded["dev"]["target"] == targets[:2]
+    assert {s: loaded[s].num_rows for s in loaded} == {"train": 9, "validation": 2}
+    assert loaded["validation"]["target"] == targets[:2]

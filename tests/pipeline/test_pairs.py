@@ -196,8 +196,9 @@ def test_pairs_never_go_into_a_ranked_dataset_directory(tmp_path):
     out = tmp_path / "data"
     out.mkdir()
     (out / "dataset.json").write_text(json.dumps({"special_ids": {}, "extractors": ["tfidf"]}))
+    (out / ".wikisum").write_text(json.dumps({"command": "rank"}))
     train = write_pairs(tmp_path, "train", ["a b"], ["c"])
-    with pytest.raises(SystemExit, match="ranked"):
+    with pytest.raises(SystemExit, match="output of `wikisum rank`"):
         convert(*train, "train", out)
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from wikisum.workflows import cli
+from wikisum.workflows import cli, progress
 
 EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
             "convert-pairs", "exemplars", "train", "decode", "export", "evaluate", "demo"]
@@ -40,10 +40,43 @@ def test_top_level_help_lists_commands(capsys):
     assert all(c in out for c in subcommands())
 
 
-def test_missing_command_is_a_usage_error(capsys):
+@pytest.mark.parametrize("argv", [[], ["-q"], ["--verbose"]])
+def test_bare_wikisum_prints_the_help_and_succeeds(argv, capsys):
+    assert cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: wikisum") and captured.err == ""
+    assert all(c in captured.out for c in subcommands())
+
+
+def test_bare_console_script_exits_zero():
+    done = subprocess.run([sys.executable, "-m", "wikisum.workflows.cli"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("usage: wikisum"), done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("argv,word,close", [
+    (["buld"], "buld", "build"),
+    (["-q", "rnak", "--data", "d"], "rnak", "rank"),
+    (["sampel", "--out", "o"], "sampel", "sample"),
+])
+def test_a_misspelt_command_is_a_one_line_error_with_the_closest(argv, word, close, capsys):
     with pytest.raises(SystemExit) as exit_:
-        cli.main([])
+        cli.main(argv)
     assert exit_.value.code == 2
+    usage, error = capsys.readouterr().err.strip().splitlines()
+    assert usage.startswith("usage: wikisum")
+    assert error == (f"wikisum: error: argument COMMAND: invalid choice: {word!r} "
+                     f"(did you mean {close}?)")
+
+
+def test_an_unknown_command_lists_them_all(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["xyzzy"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'xyzzy'" in err and "did you mean" not in err
+    assert all(repr(c) in err for c in subcommands())
 
 
 def test_sample_command_writes_corpus_and_reports(tmp_path, capsys):
@@ -119,7 +152,8 @@ def test_beam_jobs_reject_what_neither_they_nor_beam_know(argv, extra, message, 
 
 
 @pytest.mark.parametrize("argv", BEAM_JOBS, ids=lambda a: a[0])
-def test_beam_options_reach_the_job(argv, monkeypatch):
+def test_beam_options_reach_the_job(argv, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the job's --out o is claimed (pipeline.ownership): not here
     seen = {}
     parser = cli.build_parser()
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
@@ -136,3 +170,47 @@ def test_console_script_module_runs():
     done = subprocess.run([sys.executable, "-m", "wikisum.workflows.cli", "--help"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "wikisum" in done.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# --split takes the Hugging Face hub's name of our dev split
+
+SPLIT_COMMANDS = [
+    ["report", "--data", "d", "--out", "o"],
+    ["convert-pairs", "--source", "s", "--target", "t", "--out", "o"],
+    ["decode", "--run", "r", "--out", "p.jsonl"],
+]
+
+
+def test_the_commands_with_a_split_option():
+    parser = cli.build_parser()
+    assert [name for name, command in cli.commands(parser).items()
+            if any("--split" in a.option_strings for a in command._actions)] == [
+        argv[0] for argv in SPLIT_COMMANDS]
+
+
+@pytest.mark.parametrize("argv", SPLIT_COMMANDS, ids=lambda a: a[0])
+@pytest.mark.parametrize("split,name", [(["--split", "validation"], "dev"),
+                                        (["--split=validation"], "dev"),
+                                        (["--split", "dev"], "dev"), (["--split", "test"], "test")])
+def test_split_validation_is_read_as_dev(argv, split, name):
+    args, rest = cli.build_parser().parse_known_args([*argv, *split])
+    assert args.split == name and rest == []
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_verbose_notes_the_split_alias(verbose, tmp_path, monkeypatch, capsys):
+    seen = {}
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    cli.commands(parser)["decode"].set_defaults(
+        func=lambda args: seen.setdefault("split", args.split) and 0)
+    argv = ["decode", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "p.jsonl"),
+            "--split", "validation"]
+    try:
+        assert cli.main(["-v", *argv] if verbose else argv) == 0
+    finally:
+        progress.set_verbosity(progress.NORMAL)
+    assert seen["split"] == "dev"
+    note = "wikisum decode: --split validation is the split dev"
+    assert (note in capsys.readouterr().err) is verbose

@@ -3,6 +3,7 @@ no heavy module and print no third-party warning; --version; --quiet and --verbo
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 
@@ -88,5 +89,26 @@ def test_quiet_silences_status_lines_but_not_results(tmp_path, capsys):
         assert "wrote the sample corpus" in out and "a status line" not in out
         assert cli.main(argv) == 0  # each run sets the verbosity anew
         assert progress.verbosity() == progress.NORMAL
+    finally:
+        progress.set_verbosity(progress.NORMAL)
+
+
+@pytest.mark.parametrize("level", [progress.QUIET, progress.NORMAL, progress.VERBOSE])
+def test_log_records_are_details_and_other_libraries_say_warnings_only(level):
+    ours = logging.getLogger("wikisum.beam")  # a line per shard written
+    beams = [logging.getLogger(name) for name in (
+        "apache_beam.typehints.native_type_compatibility",  # a line per type hint converted
+        "apache_beam.runners.direct.direct_runner")]  # the runner picked, Prism fetched
+    beams.append(logging.getLogger())  # Beam's "Missing pipeline option (runner)"
+    dataflow = logging.getLogger("apache_beam.runners.dataflow.dataflow_runner")
+    try:
+        progress.set_verbosity(level)
+        assert ours.isEnabledFor(logging.INFO) is (level == progress.VERBOSE)
+        assert ours.isEnabledFor(logging.WARNING)
+        for logger in beams:
+            assert not logger.isEnabledFor(logging.INFO), logger.name
+            assert logger.isEnabledFor(logging.WARNING), logger.name
+        # the submitted Dataflow job and its console page: a detail
+        assert dataflow.isEnabledFor(logging.INFO) is (level == progress.VERBOSE)
     finally:
         progress.set_verbosity(progress.NORMAL)

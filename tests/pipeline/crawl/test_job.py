@@ -354,6 +354,7 @@ def test_an_unreadable_earlier_log_is_skipped_with_a_warning(site, tmp_path, cap
     out = tmp_path / "out"
     (out / "log").mkdir(parents=True)
     (out / "log" / "crawl_log-crashed-00000-of-00001.parquet").write_bytes(b"PAR1 cut off")
+    (out / ".wikisum").write_text('{"command": "crawl"}')  # the crashed crawl's marker
     urls = tmp_path / "urls.txt"
     urls.write_text(site.url("/page/a") + "\n")
     assert run_crawl(["--urls", str(urls)], out, "--allow-private") == 0

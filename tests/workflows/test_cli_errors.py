@@ -1,0 +1,239 @@
+"""Mistakes in a command's inputs are one-line errors naming the option, never tracebacks: every
+input path option of every command (found in the parsers) given a path that does not exist,
+and every --split given a split the data does not have. A command that fails so leaves nothing
+behind that would refuse the corrected command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from wikisum.workflows import cli
+from wikisum.workflows import decode as decode_command
+
+# Metavars of options that name a path; --out (what a command writes) is not an input.
+PATH_METAVARS = {"DIR", "FILE", "GLOB", "JSONL", "MODEL", "PATH", "PREDS", "RUN",
+                 "DUMP[,DUMP...]", ("BUILD_A", "BUILD_B"), ("A", "B")}
+MISSING = "no-such-input"
+
+
+def parsers() -> dict[str, argparse.ArgumentParser]:
+    return dict(cli.build_parser()._subparsers._group_actions[0].choices)
+
+
+def input_options() -> list[tuple[str, str, int]]:
+    """(command, option, position) for every value of every option that names an input path
+    (position: which of an option's values, for --compare A B)."""
+    found = []
+    for command, parser in parsers().items():
+        for action in parser._actions:
+            if (not action.option_strings or action.dest == "out"
+                    or action.help is argparse.SUPPRESS or action.metavar not in PATH_METAVARS):
+                continue
+            option = next(s for s in action.option_strings if s.startswith("--"))
+            found += [(command, option, i) for i in range(action.nargs or 1)
+                      if isinstance(action.nargs, int) or i == 0]
+    return found
+
+
+def split_commands() -> set[str]:
+    return {command for command, parser in parsers().items()
+            if any("--split" in a.option_strings for a in parser._actions)}
+
+
+@pytest.fixture(scope="module")
+def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleNamespace:
+    """Valid inputs of every command: each case makes exactly one of them missing."""
+    build, _ = built_sample
+    sample, _ = sample_corpus
+    here = tmp_path_factory.mktemp("inputs")
+    (here / "source.txt").write_text("a story\n")
+    (here / "target.txt").write_text("a headline\n")
+    preds = here / "preds.jsonl"
+    preds.write_text(json.dumps({"id": 1, "prediction": "a b", "reference": "a b"}) + "\n")
+    return SimpleNamespace(
+        dump=str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+        urls=str(sample / "urls.txt"), build=str(build), data=str(build / "data"),
+        ingest=str(build / "ingest"), vocab=str(build / "vocab.model"), run=str(sample_run),
+        preds=str(preds), source=str(here / "source.txt"), target=str(here / "target.txt"))
+
+
+def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
+    """A command line of ``command`` whose inputs all exist, writing to ``out``."""
+    return {
+        "sample": ["sample", "--out", out],
+        "ingest": ["ingest", "--wiki", p.dump, "--out", out],
+        "cc-fetch": ["cc-fetch", "--urls", p.urls, "--crawl", "CC-MAIN-2017-13", "--out", out],
+        "crawl": ["crawl", "--urls", p.urls, "--out", out],
+        "vocab": ["vocab", "--data", p.ingest, "--out", out],
+        "rank": ["rank", "--data", p.ingest, "--vocab", p.vocab, "--out", out],
+        "build": ["build", "--wiki", p.dump, "--out", out],
+        "report": ["report", "--data", p.data, "--out", out],
+        "convert-pairs": ["convert-pairs", "--source", p.source, "--target", p.target,
+                          "--split", "train", "--out", out],
+        "exemplars": ["exemplars", "--data", p.data],
+        "train": ["train", "--model", "t-dmca", "--data", p.data, "--out", out, "--preset",
+                  "tiny", "--steps", "1", "--device", "cpu"],
+        "decode": ["decode", "--run", p.run, "--out", out, "--device", "cpu"],
+        "export": ["export", "--run", p.run, "--out", out],
+        "evaluate": ["evaluate", "--preds", p.preds, "--out", out],
+        "demo": ["demo", "--out", out],
+    }[command]
+
+
+# --compare A B takes the place of the one input it is the alternative to; the other value is
+# a valid one.
+COMPARE = {"report": ("--data", "build"), "evaluate": ("--preds", "preds")}
+
+
+def with_missing(argv: list[str], command: str, option: str, position: int,
+                 p: SimpleNamespace, missing: str) -> list[str]:
+    """``argv`` with the ``position``-th value of ``option`` replaced by ``missing`` (the option
+    added where ``argv`` lacks it)."""
+    if option == "--compare":
+        drop, valid = COMPARE[command]
+        i = argv.index(drop)
+        values = [getattr(p, valid)] * 2
+        values[position] = missing
+        return argv[:i] + argv[i + 2:] + ["--compare", *values]
+    if option in argv:
+        i = argv.index(option)
+        return argv[:i + 1] + [missing] + argv[i + 2:]
+    return argv + [option, missing]
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``wikisum ARGV`` run in this process, as the shell
+    would see them: ``SystemExit("message")`` prints the message on stderr and exits 1. Any
+    other exception escapes (the test fails with its traceback)."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as exc:
+        status = exc.code
+    captured = capsys.readouterr()
+    err = captured.err
+    if isinstance(status, str):
+        err, status = err + status + "\n", 1
+    return status or 0, captured.out, err
+
+
+# -- every input option, missing --------------------------------------------------------------
+
+
+def test_the_input_options_found_in_the_parsers():
+    """The enumeration below finds every input (a new path option is covered by the test that
+    follows only if its metavar is one of PATH_METAVARS, so look here when adding one)."""
+    found = {(command, option) for command, option, _ in input_options()}
+    assert found >= {
+        ("ingest", "--wiki"), ("ingest", "--warc"), ("ingest", "--wet"),
+        ("ingest", "--search-results"), ("cc-fetch", "--urls"), ("cc-fetch", "--columnar-index"),
+        ("crawl", "--urls"), ("vocab", "--data"), ("rank", "--data"), ("rank", "--vocab"),
+        ("rank", "--learned"), ("build", "--wiki"), ("build", "--learned"), ("report", "--data"),
+        ("report", "--compare"), ("convert-pairs", "--source"), ("convert-pairs", "--target"),
+        ("convert-pairs", "--vocab"), ("exemplars", "--data"), ("train", "--data"),
+        ("train", "--config"), ("decode", "--run"), ("decode", "--data"), ("export", "--run"),
+        ("evaluate", "--preds"), ("evaluate", "--compare")}
+    assert not any(option == "--out" for _, option in found)
+
+
+@pytest.mark.parametrize("command,option,position", input_options(),
+                         ids=[f"{c} {o} {i}" for c, o, i in input_options()])
+def test_a_missing_input_is_a_one_line_error_naming_the_option(command, option, position, inputs,
+                                                               tmp_path, capsys):
+    out = str(tmp_path / "out")
+    missing = str(tmp_path / MISSING)
+    argv = with_missing(command_line(command, inputs, out), command, option, position, inputs,
+                        missing)
+    status, stdout, stderr = run_cli(argv, capsys)
+    assert status != 0
+    assert "Traceback" not in stdout + stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"wikisum {command}: ") and option in lines[0], lines[0]
+    assert missing in lines[0]
+    assert not Path(out).exists()  # checked before any work: nothing was written
+
+
+# -- unknown splits ---------------------------------------------------------------------------
+
+# convert-pairs' --split names the split it writes: any name is a new split.
+SPLIT_WRITERS = {"convert-pairs"}
+
+
+def test_every_command_that_reads_a_split_is_covered():
+    assert split_commands() - SPLIT_WRITERS == {"decode", "report"}
+
+
+def test_decode_names_the_splits_there_are_and_leaves_nothing_behind(sample_run, tmp_path,
+                                                                      capsys):
+    preds = tmp_path / "preds.jsonl"
+    argv = ["decode", "--run", str(sample_run), "--out", str(preds), "--device", "cpu",
+            "--max-len", "4", "--limit", "1"]
+    status, stdout, stderr = run_cli(argv + ["--split", "nosuch"], capsys)
+    assert status == 1 and "Traceback" not in stdout + stderr
+    line = stderr.strip()
+    assert "\n" not in line and line.startswith("wikisum decode: --split nosuch: ")
+    assert line.endswith("has no 'nosuch' split; its splits: train, dev, test")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # the corrected command starts, without --overwrite
+    status, _, stderr = run_cli(argv + ["--split", "test"], capsys)
+    assert status == 0, stderr
+    assert len(preds.read_text().splitlines()) == 1
+
+
+def test_report_lists_the_splits(built_sample, tmp_path, capsys):
+    status, stdout, stderr = run_cli(["report", "--data", str(built_sample[0]), "--out",
+                                      str(tmp_path / "r"), "--split", "nosuch"], capsys)
+    assert status == 2 and "Traceback" not in stdout + stderr
+    assert "--split" in stderr and "nosuch" in stderr
+    assert all(f"'{split}'" in stderr for split in ("train", "dev", "test"))
+
+
+def test_report_names_the_splits_a_dataset_has(built_sample, tmp_path, capsys):
+    """A split --split knows that this dataset does not have (none of its articles went there)."""
+    data = tmp_path / "data"
+    shutil.copytree(built_sample[0] / "data", data)
+    for shard in data.glob("dev-*.parquet"):
+        shard.unlink()
+    info = json.loads((data / "dataset.json").read_text())
+    del info["rows"]["dev"]
+    (data / "dataset.json").write_text(json.dumps(info))
+    status, stdout, stderr = run_cli(["report", "--data", str(data), "--out",
+                                      str(tmp_path / "r"), "--split", "dev"], capsys)
+    assert status == 1 and "Traceback" not in stdout + stderr
+    assert stderr.strip() == (f"wikisum report: --split dev: {data} has no 'dev' split; its "
+                              "splits: train, test")
+    assert not (tmp_path / "r").exists()
+
+
+# -- a failed decode leaves nothing that blocks the corrected one ------------------------------
+
+
+def failing_search(model, batch):
+    raise RuntimeError("the search broke")
+
+
+def test_a_decode_that_fails_before_its_first_prediction_removes_what_it_made(sample_run,
+                                                                               tmp_path):
+    preds = tmp_path / "preds.jsonl"
+    record = decode_command.settings_path(preds)
+    options = {"device": "cpu", "max_len": 4, "progress": False}
+    with pytest.raises(RuntimeError, match="the search broke"):
+        decode_command.decode(str(sample_run), "test", str(preds), limit=2,
+                              search=failing_search, **options)
+    assert not preds.exists() and not record.exists()
+    # One prediction written; a resumed decode that fails keeps it and its record.
+    decode_command.decode(str(sample_run), "test", str(preds), limit=1, **options)
+    kept = preds.read_text()
+    with pytest.raises(RuntimeError, match="the search broke"):
+        decode_command.decode(str(sample_run), "test", str(preds), limit=2,
+                              search=failing_search, **options)
+    assert preds.read_text() == kept and len(kept.splitlines()) == 1
+    assert json.loads(record.read_text())["complete"] is False
+    result = decode_command.decode(str(sample_run), "test", str(preds), limit=2, **options)
+    assert (result["resumed"], result["new"]) == (1, 1)
