@@ -5,12 +5,11 @@ package that ``--setup_file`` stages is tested in tests/test_packaging.py.)"""
 from __future__ import annotations
 
 import filecmp
-import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
+import netguard
 import pytest
 
 from wikisum.workflows import cli
@@ -21,35 +20,6 @@ DATAFLOW = ["--runner", "DataflowRunner", "--dry_run", "true", "--project", "wik
             "--region", "us-central1", "--temp_location", f"{BUCKET}/tmp",
             "--setup_file", str(ROOT / "setup.py")]
 
-# Loaded in the child through sitecustomize: every connection or name lookup to anything but
-# loopback is refused at once and written down, so a job that reaches for the network while it
-# is built fails fast (instead of waiting out a client's retries) and the test can name it.
-GUARD = textwrap.dedent("""
-    import os, socket
-    _LOG = os.environ["WIKISUM_NETWORK_LOG"]
-    _LOCAL = ("127.", "::1", "localhost")
-
-    def _refuse(what):
-        with open(_LOG, "a") as f:
-            f.write(f"{what}\\n")
-        raise OSError(f"network access while building a job: {what}")
-
-    _connect, _getaddrinfo = socket.socket.connect, socket.getaddrinfo
-
-    def connect(self, address):
-        host = address[0] if isinstance(address, tuple) else str(address)
-        if self.family == socket.AF_UNIX or str(host).startswith(_LOCAL):
-            return _connect(self, address)
-        _refuse(f"connect {address}")
-
-    def getaddrinfo(host, *args, **kwargs):
-        if host is None or str(host).startswith(_LOCAL):
-            return _getaddrinfo(host, *args, **kwargs)
-        _refuse(f"lookup {host}")
-
-    socket.socket.connect = connect
-    socket.getaddrinfo = getaddrinfo
-""")
 
 JOBS = {
     "ingest": ["ingest", "--wiki", f"{BUCKET}/dumps/enwiki-*-pages-articles*.xml.bz2",
@@ -86,9 +56,9 @@ def dataflow_available() -> bool:
 
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("guard")
-    (folder / "sitecustomize.py").write_text(GUARD)
-    return folder
+    # Every connection or name lookup to anything but loopback is refused at once and written
+    # down, so a job that reaches for the network while it is built fails fast and is named.
+    return netguard.write_guard(tmp_path_factory.mktemp("guard"))
 
 
 @pytest.mark.parametrize("job", sorted(JOBS))
@@ -96,9 +66,7 @@ def test_every_beam_job_builds_its_dataflow_job_offline(job, guard, tmp_path):
     assert dataflow_available(), ("the Dataflow runner is not installed: install the test "
                                   "environment with `make setup` (pip install -e '.[dev]')")
     log = tmp_path / "network.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "CLOUDSDK_"))}
-    env.update(PYTHONPATH=str(guard), WIKISUM_NETWORK_LOG=str(log), NO_GCE_CHECK="True",
-               HOME=str(tmp_path))  # no gcloud credentials of the user's either
+    env = netguard.guarded_env(guard, log, tmp_path)
     done = subprocess.run([sys.executable, "-m", "wikisum.workflows.cli", *JOBS[job], *DATAFLOW],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
                           check=False)
