@@ -198,10 +198,9 @@ def network_failure(summary: dict) -> str | None:
 def format_summary(summary: dict, out: str) -> str:
     """The closing lines: counts, failures by cause, the WARC files and how to read them (only
     when some exist), and last, what the network did to the run."""
-    from apache_beam.io.filesystems import FileSystems
-
     from wikisum.pipeline.ccfetch.job import STAGE_WORDS
-    from wikisum.pipeline.crawl import causes, writer
+    from wikisum.pipeline.crawl import causes
+    from wikisum.workflows import crawl as crawl_cmd
 
     mark = "" if summary["balanced"] else "  NOT BALANCED"
     cov = summary["coverage"]
@@ -218,21 +217,11 @@ def format_summary(summary: dict, out: str) -> str:
     lines.extend(causes.format_causes(summary.get("causes", {})))
     lines.append(f"  WARC files written: {len(summary['warc_files'])}")
     lines.extend(f"    {path}" for path in summary["warc_files"])
-    pattern = writer.warc_glob(out)
-    found = writer.count_files(pattern)
-    if found:
-        lines.append(f"Read the {found} WARC file(s) in {FileSystems.join(out, 'warc')} with:")
-        lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
-                     "--out DIR")
-        if summary["outcomes"]["not_in_index"] or summary["outcomes"]["failed"]:
-            lines.append("What the index lacks can be fetched from the live web with `wikisum "
-                         "crawl` (the next ingest's missing_urls.txt lists it).")
-    else:
-        lines.append(f"Nothing was fetched: no WARC file matches '{pattern}'.")
-        lines.append(next_step(summary))
-    lines.extend(causes.network_warnings("cc-fetch", summary.get("network", {}), STAGE_WORDS))
-    if network_failure(summary):
-        lines.append(network_failure(summary))
+    lacks = summary["outcomes"]["not_in_index"] or summary["outcomes"]["failed"]
+    lines += crawl_cmd.closing_lines(
+        "cc-fetch", summary, out, STAGE_WORDS, next_step(summary),
+        "What the index lacks can be fetched from the live web with `wikisum crawl` (the next "
+        "ingest's missing_urls.txt lists it)." if lacks else None)
     return "\n".join(lines)
 
 

@@ -156,9 +156,7 @@ def network_failure(summary: dict) -> str | None:
 def format_summary(summary: dict, out: str) -> str:
     """The closing lines: counts, failures by cause, the WARC files and how to read them (only
     when some exist), and last, what the network did to the run."""
-    from apache_beam.io.filesystems import FileSystems
-
-    from wikisum.pipeline.crawl import causes, writer
+    from wikisum.pipeline.crawl import causes
     from wikisum.pipeline.crawl.job import STAGE_WORDS
 
     total = sum(summary["outcomes"].values())
@@ -174,19 +172,35 @@ def format_summary(summary: dict, out: str) -> str:
     warcs = summary["warc_files"]
     lines.append(f"  WARC files written: {len(warcs)}")
     lines.extend(f"    {path}" for path in warcs)
+    lines += closing_lines("crawl", summary, out, STAGE_WORDS, next_step(summary))
+    return "\n".join(lines)
+
+
+def closing_lines(command: str, summary: dict, out: str, stage_words: dict, next_step: str,
+                  more: str | None = None) -> list[str]:
+    """The last lines of a fetch job (crawl, cc-fetch): how to read the WARC files in ``out``,
+    only when there are some (then ``more``, if given), else ``next_step``; the network
+    warnings; the network-failure line last."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.pipeline.crawl import causes, writer
+
+    lines = []
     pattern = writer.warc_glob(out)
     found = writer.count_files(pattern)
     if found:
         lines.append(f"Read the {found} WARC file(s) in {FileSystems.join(out, 'warc')} with:")
         lines.append(f"  wikisum ingest --wiki DUMP --warc '{pattern}' [--warc OTHER_GLOB ...] "
                      "--out DIR")
+        if more:
+            lines.append(more)
     else:
         lines.append(f"Nothing was fetched: no WARC file matches '{pattern}'.")
-        lines.append(next_step(summary))
-    lines.extend(causes.network_warnings("crawl", summary.get("network", {}), STAGE_WORDS))
-    if network_failure(summary):
-        lines.append(network_failure(summary))
-    return "\n".join(lines)
+        lines.append(next_step)
+    lines.extend(causes.network_warnings(command, summary.get("network", {}), stage_words))
+    if summary.get("network_failure"):
+        lines.append(summary["network_failure"])
+    return lines
 
 
 def next_step(summary: dict) -> str:
