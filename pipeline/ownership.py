@@ -364,11 +364,6 @@ def end_file(path: str, command: str) -> None:
     _write_files_record(folder, files)
 
 
-def record_file(path: str, command: str) -> None:
-    """Record a file a job has just written as wikisum's (:func:`end_file`)."""
-    end_file(path, command)
-
-
 # -- one command's outputs -----------------------------------------------------------------
 
 
