@@ -17,13 +17,13 @@ STAMP := $(VENV)/.wikisum-installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	# torch first, pinned to the CPU build, only where no torch is importable:
 	# an unpinned install would pull gigabytes of CUDA packages, and a GPU build
 	# that is already there is kept.
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install "torch==2.13.0"
-	$(BIN)/python -m pip install -e ".[dev]"
+	$(BIN)/python -m pip install -e ".[pipeline,dev]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -31,9 +31,10 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .import_linter_cache

@@ -35,22 +35,22 @@ except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
 
 # The public names: name, then module:attribute.
 _TABLE = """
-Dataset        wikisum.pipeline.loader:Dataset
-Example        wikisum.pipeline.loader:Example
+Dataset        wikisum.core.loader:Dataset
+Example        wikisum.core.loader:Example
 write_sample   wikisum.pipeline.sample:write_sample
 get_extractor  wikisum.extractors:get
 EXTRACTORS     wikisum.extractors:NAMES
 build_model    wikisum.models:build
-load_model     wikisum.models:load
+load_model     wikisum.generation:load
 MODELS         wikisum.models:NAMES
-TrainConfig    wikisum.models.config:TrainConfig
-train          wikisum.models.training:train
-beam_search    wikisum.models.decoding:beam_search
-DecodeOptions  wikisum.models.decoding:DecodeOptions
-summarize      wikisum.models:summarize
-load_bundle    wikisum.models:load_bundle
-export_model   wikisum.models:export_model
-evaluate       wikisum.models.evaluation:summarize
+TrainConfig    wikisum.training.config:TrainConfig
+train          wikisum.training.loop:train
+beam_search    wikisum.generation.decoding:beam_search
+DecodeOptions  wikisum.generation.decoding:DecodeOptions
+summarize      wikisum.generation:summarize
+load_bundle    wikisum.generation:load_bundle
+export_model   wikisum.generation:export_model
+evaluate       wikisum.generation.evaluation:summarize
 """
 _API = {name: tuple(target.split(":")) for name, target in
         (line.split() for line in _TABLE.strip().splitlines())}

@@ -1,5 +1,5 @@
-"""Package layout, and the shim for Beam's ``--setup_file`` (Dataflow stages the package by
-running ``python setup.py sdist``); all other metadata is in pyproject.toml.
+"""Package layout, what each part needs, and the shim for Beam's ``--setup_file`` (Dataflow
+stages the package by building its sdist); all other metadata is in pyproject.toml.
 
 The design keeps ``pipeline/``, ``extractors/``, ``models/`` and ``workflows/`` at the top of the
 repository, and installs them under one import name: the repository root is the package
@@ -9,10 +9,81 @@ repository, and installs them under one import name: the repository root is the 
 with an ``__init__.py`` under one of the four) is found here without being listed.
 """
 
+import os
+
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
-TOP_LEVEL = ["pipeline", "extractors", "models", "workflows"]
+# The base layer (wikisum.core) and the extractors, which both stages use.
+BASE = [
+    "numpy>=1.24",
+    "pyarrow>=14",
+    # Files by URL (wikisum.core.files); gs:// and s3:// with the `gcs` and `s3` extras.
+    "fsspec>=2023.1",
+    "sentencepiece>=0.2.0",
+    "scikit-learn>=1.4",
+    "networkx>=3.2",
+    "pyyaml>=6",
+    "rouge-score>=0.1.2",
+]
+# Stage two: training, decoding, evaluation, export.
+STAGE_TWO = [
+    # A range that the CPU build 2.13.0 satisfies: `make` installs that build first where no
+    # torch is present, and a GPU build already installed is kept.
+    "torch>=2.1",
+    # `wikisum export`: model weights in the safetensors format, loadable without pickle.
+    "safetensors>=0.4",
+]
+# Stage one (the `pipeline` extra): the Beam jobs that build the dataset.
+PIPELINE = [
+    "apache-beam>=2.60",
+    "warcio>=1.7.4",
+    "trafilatura>=1.12",
+    "charset-normalizer>=3.3",
+    "mwparserfromhell>=0.6.6",
+    # Language identification of references; ships its model (no download at run time).
+    "py3langid>=0.4",
+    # robots.txt as RFC 9309 reads it (wildcards, `$`, longest match) for `wikisum crawl`.
+    "protego>=0.3",
+    # The report's figures.
+    "matplotlib>=3.8",
+]
+EXTRAS = {
+    "pipeline": PIPELINE,
+    # Dataflow: the runner, gs:// paths, and `build`, with which Beam makes the sdist that
+    # --setup_file stages (without it Beam falls back to `setup.py sdist`).
+    "gcp": [*PIPELINE, "apache-beam[gcp]>=2.60", "build>=1.2", "gcsfs>=2023.1"],
+    # Stage two on buckets without Beam: gs:// and s3:// through fsspec.
+    "gcs": ["gcsfs>=2023.1"],
+    "s3": ["s3fs>=2023.1"],
+    # Hugging Face `datasets`, to read a build with `datasets.load_dataset(BUILD_DIR)` (the
+    # dataset card's configs); wikisum itself never imports it.
+    "hf": ["datasets>=2.16"],
+    # Training logs besides RUN/log.jsonl: `wikisum train --log-to tensorboard` / `wandb`.
+    "tensorboard": ["tensorboard>=2.14"],
+    "wandb": ["wandb>=0.16"],
+    "dev": [
+        # The tests build every Beam job for Dataflow (offline, --dry_run) and stage the package.
+        "apache-beam[gcp]>=2.60",
+        "build>=1.2",
+        "pytest>=8",
+        # Property tests (tests/workflows/test_ownership_cli.py).
+        "hypothesis>=6",
+        "ruff>=0.6",
+        # The import ladder (pyproject.toml's [tool.importlinter]), checked by `make lint`.
+        "import-linter>=2.0",
+        # Reference implementations the benchmarks compare against (extractors; MinHash).
+        "sumy>=0.11",
+        "datasketch>=1.6",
+        # A test loads a build with it.
+        "datasets>=2.16",
+    ],
+}
+# The sdist a Beam job stages for its workers (wikisum.pipeline.beamio.launch sets this while
+# Beam builds it): the base layer and stage one; the workers never import torch.
+WORKERS = os.environ.get("WIKISUM_PACKAGE") == "workers"
+
+TOP_LEVEL = ["core", "extractors", "pipeline", "models", "training", "generation", "workflows"]
 
 
 class BuildPy(build_py):
@@ -28,6 +99,8 @@ class BuildPy(build_py):
 
 setup(
     cmdclass={"build_py": BuildPy},
+    install_requires=BASE + (PIPELINE if WORKERS else STAGE_TWO),
+    extras_require=EXTRAS,
     package_dir={"wikisum": "."},
     packages=["wikisum"] + [
         f"wikisum.{name}"

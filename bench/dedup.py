@@ -71,8 +71,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import options  # noqa: E402
 from machine import command_line, describe, write_results  # noqa: E402
 
+from wikisum.core.text import sentences, words  # noqa: E402
 from wikisum.pipeline import dedup  # noqa: E402
-from wikisum.pipeline.text import sentences, words  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
 DEFAULT_OUT = ROOT / "bench" / "results" / "dedup.json"
@@ -96,6 +96,7 @@ SUFFIXES = (" (dpa)", " (AFP)", " (Reuters)", " /AP", " – Mit Material von dpa
 
 def page_paragraphs(task: tuple[str, str, bytes]) -> tuple[str, str, list[str]]:
     """A page's paragraphs of at least `PAGE_MIN_WORDS` words: (url, file, paragraphs)."""
+    from wikisum.core import paragraphs
     from wikisum.pipeline import webtext
 
     url, name, body = task
@@ -104,7 +105,7 @@ def page_paragraphs(task: tuple[str, str, bytes]) -> tuple[str, str, list[str]]:
         text = webtext.extract_main_text(html, url, timeout_s=None)
     except (webtext.DecodeError, webtext.ExtractionError):
         text = ""
-    return url, name, [p for p in webtext.split_paragraphs(text)
+    return url, name, [p for p in paragraphs.split_paragraphs(text)
                        if len(words(p)) >= PAGE_MIN_WORDS]
 
 

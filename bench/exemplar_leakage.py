@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import options  # noqa: E402
 from machine import command_line, describe, write_results  # noqa: E402
 
+from wikisum.core.loader import Dataset  # noqa: E402
 from wikisum.pipeline import exemplars  # noqa: E402
-from wikisum.pipeline.loader import Dataset  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "gigaword"
 RESULTS = ROOT / "bench" / "results"

@@ -3,7 +3,8 @@
 The path measured is the one ``wikisum ingest`` runs on every captured page
 (``wikisum.pipeline.references.clean_capture``): decode the bytes
 (``webtext.decode_body``), keep the main text (``webtext.extract_main_text``), cut it into
-paragraphs (``webtext.split_paragraphs``) and filter them (``webtext.filter_paragraphs``). It is
+paragraphs (``core.paragraphs.split_paragraphs``) and filter them
+(``core.paragraphs.filter_paragraphs``). It is
 scored against trafilatura's own evaluation set (``../shared/data/extraction``: 884 real pages,
 mostly German and English news, blogs, shops and institutional pages, each with snippets that
 belong to the main text, ``with``, and snippets that must not appear, ``without``).
@@ -23,7 +24,7 @@ true positive, one missing a false negative; a ``without`` snippet found is a fa
 Precision = TP / (TP + FP), recall = TP / (TP + FN). "Found" is judged two ways:
 
 * ``shingle``: word-shingle matching, as extraction benchmarks do: the snippet and the output
-  are lowercased word tokens (``wikisum.pipeline.text.words``), and a snippet counts by the
+  are lowercased word tokens (``wikisum.core.text.words``), and a snippet counts by the
   share of its word 3-shingles (the whole snippet when shorter) that occur in the output, so a
   snippet half kept counts half. Punctuation, case and whitespace do not matter.
 * ``exact``: the snippet, whitespace collapsed, is a substring of the output, whitespace
@@ -68,7 +69,7 @@ SHINGLE = 3
 # --- Scoring ------------------------------------------------------------------------------------
 
 def _tokens(text: str) -> list[str]:
-    from wikisum.pipeline.text import words
+    from wikisum.core.text import words
 
     return words(text)
 
@@ -126,15 +127,15 @@ def prf(counts: list[float]) -> dict[str, float]:
 def previous_drop_reason(paragraph: str) -> str | None:
     """The paragraph rules ingest used before the rework: no letters, under 5 words, and
     webtext's no-sentence rule (which it still applies to plain text) for every paragraph."""
-    from wikisum.pipeline import webtext
+    from wikisum.core import paragraphs as para
 
     if not any(ch.isalpha() for ch in paragraph):
         return "no_letters"
     n_words = len(_tokens(paragraph))
     if n_words < 5:
         return "too_few_words"
-    if webtext._SENTENCE_END.search(paragraph) is None \
-            and webtext._looks_like_non_prose(paragraph, n_words):
+    if para._SENTENCE_END.search(paragraph) is None \
+            and para._looks_like_non_prose(paragraph, n_words):
         return "no_sentence"
     return None
 
@@ -145,6 +146,7 @@ def run_page(task: tuple[str, bytes, dict]) -> dict:
     """Every variant on one page: scores, CPU seconds per stage, and the filter's drops."""
     import trafilatura
 
+    from wikisum.core import paragraphs as para
     from wikisum.pipeline import webtext
 
     url, body, entry = task
@@ -164,11 +166,11 @@ def run_page(task: tuple[str, bytes, dict]) -> dict:
         main = webtext.extract_main_text(html, url, timeout_s=None)
     except (webtext.DecodeError, webtext.ExtractionError):
         main = ""
-    paragraphs = webtext.split_paragraphs(main)
+    paragraphs = para.split_paragraphs(main)
     cpu["ours_unfiltered"] = time.process_time() - start
 
     start = time.process_time()
-    kept, dropped = webtext.filter_paragraphs(paragraphs)
+    kept, dropped = para.filter_paragraphs(paragraphs)
     cpu["filter"] = time.process_time() - start
     previous = [(p, previous_drop_reason(p)) for p in paragraphs]
 

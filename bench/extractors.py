@@ -19,7 +19,7 @@ sampled with a seed made of ``--seed``, the title and N, deduplicated and shuffl
 
 sumy ranks sentences, not paragraphs, so it is given a document whose sentences are our
 paragraphs: sumy's ``ObjectDocumentModel``, ``Paragraph`` and ``Sentence`` objects are built
-directly, with a tokenizer object whose ``to_words`` is ``wikisum.pipeline.text.words`` (sumy's
+directly, with a tokenizer object whose ``to_words`` is ``wikisum.core.text.words`` (sumy's
 default tokenizer would need NLTK's punkt data, and both sides then count the same words). A fresh
 document is built for every call, since sumy caches each sentence's words. sumy's TextRank runs
 as it comes (no stop words, like ours); its SumBasic runs twice: with our content words (stop
@@ -77,9 +77,9 @@ from sumy.summarizers.text_rank import TextRankSummarizer  # noqa: E402
 from bench import options  # noqa: E402
 from bench.machine import cpu_model  # noqa: E402
 from wikisum import extractors  # noqa: E402
+from wikisum.core.text import words  # noqa: E402
 from wikisum.extractors import sumbasic  # noqa: E402
 from wikisum.extractors.base import count_matrix, order_by_score  # noqa: E402
-from wikisum.pipeline.text import words  # noqa: E402
 from wikisum.pipeline.wikitext import parse_article  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -3,19 +3,19 @@
 What it measures, on the 10k training and 1k validation pairs of ``../shared/data/gigaword``
 (Rush et al. 2015 format):
 
-* **ROUGE-1/2/L F1** (``wikisum.models.evaluation.rouge``) of each model's headlines of the
+* **ROUGE-1/2/L F1** (``wikisum.generation.evaluation.rouge``) of each model's headlines of the
   validation pairs, decoded with AdaDec's setting: beam 5, length penalty alpha 1.0, at most 30
   subwords; each model trained with several seeds (``--seeds``), reported as mean and spread.
 * **Training to convergence**: every run evaluates the dev perplexity every ``--eval-every``
   updates and stops when ``--patience`` evaluations in a row bring no better one (or at
   ``--steps``); decoding uses the best checkpoint. The dev curves go to a plot (``--plot``).
-* **Significance**: paired bootstraps over the validation pairs (``wikisum.pipeline.stats``) of
+* **Significance**: paired bootstraps over the validation pairs (``wikisum.core.stats``) of
   ADADEC, ATTEXP and SEQ2SEQ+WFE against SEQ2SEQ, of WFE decoding against plain decoding of the
   same model, and of every model against the prefix baseline (an article's first 8 words):
   on the per-pair scores averaged over the seeds, and seed by seed.
-* **Redundancy** (``wikisum.models.evaluation.redundancy``: the share of outputs repeating a content
-  word, repeated content tokens per output) of SEQ2SEQ and of SEQ2SEQ+WFE decoded with and
-  without the word-frequency constraint, at beams 1, 5 and 10 (first seed).
+* **Redundancy** (``wikisum.generation.evaluation.redundancy``: the share of outputs
+  repeating a content word, repeated content tokens per output) of SEQ2SEQ and of SEQ2SEQ+WFE
+  decoded with and without the word-frequency constraint, at beams 1, 5 and 10 (first seed).
 * **The trend with the training size** (``--trend 2500 5000``): the models trained again on the
   first N training pairs (same vocabulary, same dev pairs, exemplars retrieved among those N).
 * **Retrieval time** of ``wikisum exemplars`` (``wikisum.pipeline.exemplars.run``): 10k train
@@ -28,7 +28,7 @@ Steps, all in ``--work`` (default ``bench/results/headlines/``, git-ignored):
     train every model with every seed (and the trend's runs): the same preset, size, step
         budget, batch budget, learning rate and early stopping, each in a child process with
         --threads torch threads, --jobs of them at a time
-    decode the dev split (workflows.decode.decode) and score it (models.evaluation.summarize)
+    decode the dev split (generation.decode.decode) and score it (models.evaluation.summarize)
 
 The papers trained on 3.8M pairs with 25k BPE types; 10k pairs get a smaller vocabulary (8000
 by default) and models small enough to train on a CPU in minutes, so absolute scores are far
@@ -183,7 +183,7 @@ def score(predictions: list[str], references: list[str]) -> dict:
     markers in an output are two rare words, not a repeat: ``redundancy_without_unk`` does not
     count them.
     """
-    from wikisum.models import evaluation
+    from wikisum.generation import evaluation
 
     means = evaluation.rouge(predictions, references)
     return {"rouge_f": {k: 100 * means[k]["f"] for k in evaluation.ROUGE_TYPES},
@@ -201,8 +201,8 @@ def exemplar_match(data: str, records: list[dict], tokenizer) -> dict:
     """How much the outputs of a model that reads exemplars (ATTEXP, ADADEC) are the exemplar:
     the share of outputs equal to their exemplar's text, and their mean ROUGE-1 F1 (percent)
     against it. Dev exemplars are the targets of the most similar training sources."""
-    from wikisum.models import evaluation
-    from wikisum.pipeline.loader import Dataset
+    from wikisum.core.loader import Dataset
+    from wikisum.generation import evaluation
 
     wanted = {r["id"] for r in records}
     texts = {ex.id: tokenizer.decode(list(ex.exemplar))
@@ -251,9 +251,11 @@ def child(spec_path: str) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     import torch
 
-    from wikisum.models import checkpoint, evaluation, training
-    from wikisum.models.config import make_config
-    from wikisum.workflows.decode import decode
+    from wikisum.generation import evaluation
+    from wikisum.generation.decode import decode
+    from wikisum.training import checkpoint
+    from wikisum.training import loop as training
+    from wikisum.training.config import make_config
 
     torch.set_num_threads(settings.threads)
     name, wfe = MODELS[label]
@@ -337,8 +339,8 @@ def prepare_subset(folder: Path, work: Path, n: int, reuse: bool) -> Path:
     """``work/data-N``: the first ``n`` training pairs and every dev pair, encoded with the full
     run's vocabulary (so that only the number of training pairs differs), with exemplars
     retrieved among those ``n``."""
+    from wikisum.core.loader import exemplars_path
     from wikisum.pipeline import exemplars, pairs
-    from wikisum.pipeline.loader import exemplars_path
 
     data = work / f"data-{n}"
     info = pairs.read_info(str(data)) if (data / "dataset.json").is_file() else None
@@ -364,7 +366,7 @@ def prepare_subset(folder: Path, work: Path, n: int, reuse: bool) -> Path:
 
 def lengths(data: Path) -> dict:
     """Mean subword lengths of sources and targets per split."""
-    from wikisum.pipeline.loader import Dataset
+    from wikisum.core.loader import Dataset
 
     out = {}
     ds = Dataset(str(data))
@@ -404,7 +406,7 @@ def exemplar_similarities(data: str, split: str):
     the split has no exemplars file."""
     import pyarrow.parquet as pq
 
-    from wikisum.pipeline.loader import exemplars_path
+    from wikisum.core.loader import exemplars_path
 
     path = Path(exemplars_path(data, split))
     if not path.exists():
@@ -425,7 +427,7 @@ def prefix_records(folder: Path, limit: int | None) -> list[dict]:
 def prefix_baseline(folder: Path, limit: int | None) -> dict:
     """The scores of :func:`prefix_records` and (under "references") the redundancy of the dev
     headlines themselves: how often real headlines repeat a word."""
-    from wikisum.models import evaluation
+    from wikisum.generation import evaluation
 
     records = prefix_records(folder, limit)
     titles = [r["reference"] for r in records]
@@ -576,7 +578,7 @@ def runs_of(results: dict[str, dict], label: str, train_pairs: int | None = None
 
 def per_example(path: str) -> dict[int, dict[str, float]]:
     """id -> the TESTED scores of one predictions file."""
-    from wikisum.models import evaluation
+    from wikisum.generation import evaluation
 
     records = read_predictions(path)
     scores = evaluation.per_example_scores(records)
@@ -596,8 +598,8 @@ def analyse(results: dict[str, dict], prefix: list[dict], resamples: int,
     """Per system: ROUGE, words and repetition as mean and sd over seeds; paired tests
     (averaged over seeds and seed by seed) of COMPARISONS; the trend over training sizes; with
     ``data`` (the full dataset) :func:`exemplar_analysis`."""
-    from wikisum.models import evaluation
-    from wikisum.pipeline import stats
+    from wikisum.core import stats
+    from wikisum.generation import evaluation
 
     prefix_scores = evaluation.per_example_scores(prefix)
     per_system: dict[str, dict[int, dict[int, dict]]] = {
@@ -696,9 +698,9 @@ def exemplar_analysis(data: str, per_system: dict, prefix: list[dict], resamples
 
     import pyarrow.parquet as pq
 
-    from wikisum.models import evaluation
-    from wikisum.pipeline import stats
-    from wikisum.pipeline.loader import exemplars_path
+    from wikisum.core import stats
+    from wikisum.core.loader import exemplars_path
+    from wikisum.generation import evaluation
 
     table = pq.read_table(exemplars_path(data, "dev"), columns=["id", "exemplar_id",
                                                                 "similarity"]).to_pylist()
@@ -795,7 +797,7 @@ def _pm(entry: dict | None, digits: int = 2) -> str:
 
 
 def _test(t: dict, scale: float = 100.0) -> str:
-    from wikisum.pipeline.stats import format_p
+    from wikisum.core.stats import format_p
 
     return (f"{t['diff'] * scale:+.2f} [{t['low'] * scale:.2f}, {t['high'] * scale:.2f}], "
             f"{format_p(t['p_value'], t['resamples'])}")
@@ -804,7 +806,7 @@ def _test(t: dict, scale: float = 100.0) -> str:
 def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: dict,
              settings: Settings) -> str:
     """The Headlines tables for docs/benchmarks.md."""
-    from wikisum.pipeline.stats import format_p
+    from wikisum.core.stats import format_p
 
     out = ["| system | parameters | seeds | best update | dev ppl | R-1 | R-2 | R-L | words "
            "| repeating | distinct |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
@@ -947,7 +949,7 @@ def finish(record: dict, out: Path, plot: Path | None) -> None:
 def rescore(out: Path, plot: Path | None) -> int:
     """Score again the predictions files of the run ``out`` records (no training, no decoding):
     for a change of metrics. Timings, retrieval and commands are kept."""
-    from wikisum.pipeline import vocab
+    from wikisum.core import vocab
 
     if not out.is_file():
         raise SystemExit(f"bench/headlines.py: {out} not found: --rescore reads the results of "

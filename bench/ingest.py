@@ -198,9 +198,9 @@ def loop_child(args: list[str]) -> int:
 
     from warcio.archiveiterator import ArchiveIterator
 
+    from wikisum.core.records import Article
     from wikisum.pipeline.articles import page_to_article
     from wikisum.pipeline.dumps import iter_pages
-    from wikisum.pipeline.records import Article
     from wikisum.pipeline.references import CleanConfig, clean_capture
     from wikisum.pipeline.warcs import Capture, iter_records
     from wikisum.pipeline.webtext import extract_main_text

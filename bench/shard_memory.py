@@ -1,5 +1,5 @@
 """Peak memory of writing one shard, against the shard's size: the bounded writer
-(``wikisum.pipeline.shards.write_sorted_table``, what every Beam job's ``WriteShards`` runs)
+(``wikisum.core.shards.write_sorted_table``, what every Beam job's ``WriteShards`` runs)
 against the writer it replaced (all rows in a list, sorted, one Arrow table, the file's bytes
 in memory, then written).
 
@@ -43,7 +43,7 @@ from machine import cpu_model  # noqa: E402
 CHILD = textwrap.dedent("""
     import hashlib, io, json, random, resource, sys, time
     import pyarrow as pa, pyarrow.parquet as pq
-    from wikisum.pipeline import schemas, shards
+    from wikisum.core import schemas, shards
 
     mode, n_rows, row_kb, buffer_mb, path = sys.argv[1:6]
     n_rows, row_kb, buffer_mb = int(n_rows), int(row_kb), int(buffer_mb)

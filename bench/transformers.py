@@ -218,7 +218,7 @@ def beam_decode_speed(prefix: int, beam: int, new_tokens: int, threads: int) -> 
     ``new_tokens`` steps of ``beam`` hypotheses (min_len keeps </s> away)."""
     import torch
 
-    from wikisum.models.decoding import beam_search
+    from wikisum.generation.decoding import beam_search
 
     torch.set_num_threads(threads)
     out = []

@@ -5,8 +5,8 @@ of ``range(len(paragraphs))``), never text, so that one stored ranking serves ev
 L. Ties are broken by position (a stable sort), which keeps the references' own order (citations
 first, then search results by rank) wherever an extractor cannot tell paragraphs apart.
 
-Every extractor counts the same units: words are ``wikisum.pipeline.text.words`` (lowercased Unicode
-letter/digit runs) and sentences ``wikisum.pipeline.text.sentences``. Per-paragraph counts are
+Every extractor counts the same units: words are ``wikisum.core.text.words`` (lowercased Unicode
+letter/digit runs) and sentences ``wikisum.core.text.sentences``. Per-paragraph counts are
 sparse matrices built by ``count_matrix`` (the matrices of scikit-learn's ``CountVectorizer``), so
 that scores are matrix products rather than loops.
 """

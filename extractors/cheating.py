@@ -4,7 +4,7 @@ Liu et al. (2018, the extractive stage) rank paragraphs by
 
     recall(p) = |bigrams(p) & bigrams(lead)| / |bigrams(lead)|
 
-over distinct word bigrams (pairs of consecutive ``wikisum.pipeline.text.words`` tokens). It reads
+over distinct word bigrams (pairs of consecutive ``wikisum.core.text.words`` tokens). It reads
 the answer, so it is an upper bound for the extractive stage, not an extractor for unseen articles;
 it is also the learned extractor's training target. A lead of fewer than two words has no bigram:
 every paragraph then scores 0 and keeps its original position.
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from wikisum.core.text import words
 from wikisum.extractors.base import count_matrix, order_by_score
-from wikisum.pipeline.text import words
 
 
 def bigrams(text: str) -> list[str]:

@@ -15,12 +15,11 @@ import pickle
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from wikisum.pipeline.records import stable_hash
-from wikisum.pipeline.text import words
+from wikisum.core import files
+from wikisum.core.records import stable_hash
+from wikisum.core.text import words
 
 log = logging.getLogger("wikisum.learned")
 
@@ -99,14 +98,14 @@ class Learned:
     def save(self, path: str) -> None:
         blob = pickle.dumps({"format": FORMAT, "features": FEATURES, "model": self.model,
                              "info": self.info})
-        with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        with files.open_write(path) as f:
             f.write(blob)
 
 
 def load(path: str) -> Learned:
     """A model saved by ``Learned.save`` (a pickle: load only files you wrote yourself)."""
     try:
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        with files.open_read(path) as f:
             saved = pickle.loads(f.read())
     except (FileNotFoundError, OSError) as exc:
         raise FileNotFoundError(f"learned extractor model {path} not found (train one with "

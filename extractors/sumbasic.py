@@ -20,7 +20,7 @@ as every paragraph has had a sentence picked, since later picks cannot change th
 Paragraphs without a single content word are never picked: they come last, in their original
 order.
 
-Content words are ``wikisum.pipeline.text.words`` tokens that are neither in scikit-learn's
+Content words are ``wikisum.core.text.words`` tokens that are neither in scikit-learn's
 ``ENGLISH_STOP_WORDS`` (318 function words) nor a single character. The latter are mostly the
 debris of splitting at apostrophes ("Britain's" -> "britain", "s"), which would otherwise be among
 the most probable "words" of any English text. No stemming (sumy's default too).
@@ -37,8 +37,8 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from wikisum.core.text import sentences, words
 from wikisum.extractors.base import count_matrix
-from wikisum.pipeline.text import sentences, words
 
 STOP_WORDS = ENGLISH_STOP_WORDS
 

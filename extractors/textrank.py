@@ -23,8 +23,8 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
+from wikisum.core.text import words
 from wikisum.extractors.base import count_matrix, order_by_score
-from wikisum.pipeline.text import words
 
 DAMPING = 0.85
 # networkx's default tolerance (1e-6 x n on the L1 change) leaves each score within about 1e-6 of

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from wikisum.core.text import words
 from wikisum.extractors.base import count_matrix, order_by_score
-from wikisum.pipeline.text import words
 
 
 class TfIdf:

@@ -10,8 +10,8 @@ Data never reaches a model as text. A :class:`Batch` holds right-padded token id
 Each model turns these into whatever it trains on (a decoder-only model concatenates
 ``source + <sep> + target``), so the data code is the same for every model.
 
-Training calls ``model(batch) -> ModelOutput``. Decoding (``wikisum.models.decoding``) never calls
-``forward``; it calls
+Training calls ``model(batch) -> ModelOutput``. Decoding (``wikisum.generation.decoding``)
+never calls ``forward``; it calls
 
     state = model.start(batch)                  # encode / prefill; one row per batch row
     logprobs, state = model.step(state, tokens) # tokens (N,): the last emitted token of each row
@@ -99,7 +99,7 @@ class FrequencyEstimate(Protocol):
 
 
 class Summarizer(Protocol):
-    """The interface ``wikisum.models.decoding`` and ``wikisum.models.training`` rely on."""
+    """The interface ``wikisum.generation.decoding`` and ``wikisum.training.loop`` rely on."""
 
     config: Any
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from wikisum.core.records import Article
 from wikisum.pipeline.dumps import RawPage
-from wikisum.pipeline.records import Article
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.wikitext import parse_article
 

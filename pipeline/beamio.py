@@ -20,7 +20,10 @@ here touches a filesystem while the pipeline is built: inputs are matched by the
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import sys
 import time
 import uuid
 from collections import Counter
@@ -46,8 +49,9 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from wikisum.pipeline import shards
-from wikisum.pipeline.records import DeadLetter, stable_hash
+from wikisum.core import files, progress, shards
+from wikisum.core.records import DeadLetter, stable_hash
+from wikisum.pipeline.beamfiles import BeamBackend
 
 log = logging.getLogger("wikisum.beam")
 
@@ -61,6 +65,13 @@ COUNTERS = "wikisum"  # the namespace of every Beam counter (Dataflow's job page
 
 # ------------------------------------------------------------------------------------------
 # Accounting
+
+# A Beam job (its launcher and its workers: every job imports this module) reads and writes URLs
+# through Beam's FileSystems; stage two, which never imports Beam, through fsspec.
+files.use_backend(BeamBackend())
+
+# setup.py lists the workers' requirements when this says "workers" (packaged_for_workers).
+PACKAGE_ENV = "WIKISUM_PACKAGE"
 
 
 def tally(stage: str, outcome: str, n: int = 1) -> TaggedOutput:
@@ -185,7 +196,8 @@ def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipelin
                          "the job")
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
     build(pipeline)
-    result = pipeline.run()
+    with packaged_for_workers():
+        result = pipeline.run()
     if dry:
         print(describe_dry_run(command, result, options, writes), flush=True)
         return False
@@ -193,6 +205,22 @@ def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipelin
     if state is not None and str(state) not in ("DONE", "PipelineState.DONE"):
         raise RuntimeError(f"wikisum {command}: the job ended {state}")
     return True
+
+
+@contextlib.contextmanager
+def packaged_for_workers():
+    """While Beam stages the package (``--setup_file``: it builds the sdist in a subprocess),
+    the sdist's requirements are the base layer and stage one, not torch (setup.py reads
+    ``WIKISUM_PACKAGE``): a Dataflow worker installs Beam's jobs' packages and nothing else."""
+    previous = os.environ.get(PACKAGE_ENV)
+    os.environ[PACKAGE_ENV] = "workers"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(PACKAGE_ENV, None)
+        else:
+            os.environ[PACKAGE_ENV] = previous
 
 
 def describe_dry_run(command: str, result, options: PipelineOptions, writes: list[str]) -> str:
@@ -343,7 +371,7 @@ class WriteShards(beam.PTransform):
 
     Memory: a shard's rows are streamed through a sort that keeps at most ``buffer_bytes`` of
     them in memory and spills sorted runs to the worker's local disk
-    (:func:`wikisum.pipeline.shards.write_sorted_table`).
+    (:func:`wikisum.core.shards.write_sorted_table`).
     """
 
     def __init__(self, finals: dict[Hashable, str], staging: str, schema,
@@ -461,3 +489,20 @@ class CommitRun(beam.PTransform):
                 | "Commit" >> Commit(FileSystems.join(self.out, "summary.json"),
                                      lambda files, text: text, [], staging, side=[summary],
                                      obsolete=self.obsolete))
+
+
+def watch_job(what: str, options, key: str, unit: str | None = None, total=None,
+              others: tuple[str, ...] = ()):
+    """A ``with`` block around a Beam job's run: a
+    :class:`~wikisum.core.progress.JobProgress` where the runner is local; a dry run shows
+    nothing; on another runner (Dataflow) one line says where progress is shown, and nothing
+    here waits on the runner (Dataflow's job page shows the job's counters, in the ``wikisum``
+    namespace, and its workers log their own progress lines)."""
+    if options is None or is_dry_run(options):
+        return contextlib.nullcontext()
+    runner = options.view_as(StandardOptions).runner
+    if not progress.is_local_runner(runner):
+        progress.say(f"{what}: progress is on the {runner} job's page (counters in the 'wikisum' "
+                     "namespace; workers log their own progress lines)", file=sys.stderr)
+        return contextlib.nullcontext()
+    return progress.JobProgress(what, key, unit, total, others)

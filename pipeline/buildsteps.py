@@ -15,7 +15,7 @@ import os
 
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import shards
+from wikisum.core import shards
 
 STEPS_FILE = "build-steps.json"
 

@@ -22,7 +22,7 @@ import posixpath
 import yaml
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import shards
+from wikisum.core import shards
 
 CARD = "README.md"
 # Our split names the hub knows by another: datasets.load_dataset gives train/validation/test.
@@ -143,7 +143,7 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
              "Splits are `train`, `validation` and `test`; a split without articles is left "
              "out. `validation` is the split wikisum calls `dev` (its files are "
              "`dev-*.parquet`, and wikisum's `--split` takes either name). Within wikisum, "
-             "read the same files with `wikisum.pipeline.loader.Dataset`.\n",
+             "read the same files with `wikisum.core.loader.Dataset`.\n",
              "## Configs\n"]
     table = [[f"`{name}`" + (" (default)" if name == default else ""), e["extractor"],
               e["corpus"], e["max_input_tokens"]] + [e["rows"].get(s, 0) for s in rows]
@@ -155,7 +155,7 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
                         + [f"{hub_split(s, rows)} rows" for s in rows], table) + "\n")
     parts.append("Other extractors, corpora and lengths: rank again with `wikisum rank "
                  "--model-inputs EXTRACTOR-CORPUS-L[,...]` (or `all`), or build any input "
-                 f"from the `{RANKED_CONFIG}` config with `wikisum.pipeline.loader.build_input("
+                 f"from the `{RANKED_CONFIG}` config with `wikisum.core.loader.build_input("
                  "row, extractor, corpus, L, title_sep_id)`.\n")
     parts.append("## Columns of the model-input configs\n\n" + _table(
         ["column", "type", "meaning"],

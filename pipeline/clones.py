@@ -13,8 +13,8 @@ copy can recall more than half of a short lead's words; ``bench/clones.py`` meas
 
 from __future__ import annotations
 
-from wikisum.pipeline.stopwords import ENGLISH, FUNCTION_WORDS, language_key
-from wikisum.pipeline.text import words
+from wikisum.core.stopwords import ENGLISH, FUNCTION_WORDS, language_key
+from wikisum.core.text import words
 from wikisum.pipeline.urls import normalize_title, wikipedia_title
 
 DEFAULT_CLONE_THRESHOLD = 0.5
@@ -32,7 +32,7 @@ _MIN_CHARS_UNLISTED = 3
 def lead_recall(lead: str, document_text: str) -> float:
     """Share of the lead's distinct words that occur in the document; 0.0 for an empty lead.
 
-    Words are `wikisum.pipeline.text.words` tokens, so the comparison ignores case and punctuation.
+    Words are `wikisum.core.text.words` tokens, so the comparison ignores case and punctuation.
     """
     lead_words = set(words(lead))
     if not lead_words:
@@ -43,7 +43,7 @@ def lead_recall(lead: str, document_text: str) -> float:
 def content_words(text: str, lang: str | None = "en") -> list[str]:
     """The `words` of `text` that carry content, in order, with repeats.
 
-    Dropped: function words of the language (`wikisum.pipeline.stopwords`; the tag may carry a
+    Dropped: function words of the language (`wikisum.core.stopwords`; the tag may carry a
     region, "de-CH"), tokens made only of digits ("2019", "15") and single characters. For a
     language that is not listed (or None) the English list is used and tokens shorter than three
     characters are dropped as well, a language-neutral stand-in for that language's own list.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wikisum.pipeline.text import words
+from wikisum.core.text import words
 
 EXACT = "duplicate"
 NEAR = "near_duplicate"

@@ -48,8 +48,8 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-from wikisum.pipeline import schemas, shards
-from wikisum.pipeline.loader import Dataset, exemplars_path
+from wikisum.core import schemas, shards
+from wikisum.core.loader import Dataset, exemplars_path
 
 log = logging.getLogger("wikisum.exemplars")
 

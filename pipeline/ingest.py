@@ -35,7 +35,24 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
-from wikisum.pipeline import beamio, language, schemas, shards
+from wikisum.core import schemas, shards
+from wikisum.core.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import (
+    ARTICLE_PARAGRAPHS,
+    CAPTURES,
+    LINKS,
+    PAGES,
+    PARAGRAPHS,
+    RECORDS,
+    SEARCH,
+    Article,
+    DeadLetter,
+    Link,
+    split_of,
+    stable_hash,
+)
+from wikisum.pipeline import beamio, language
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.beamio import (
     DEAD,
@@ -51,21 +68,6 @@ from wikisum.pipeline.beamio import (
     tally,
 )
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages
-from wikisum.pipeline.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
-from wikisum.pipeline.records import (
-    ARTICLE_PARAGRAPHS,
-    CAPTURES,
-    LINKS,
-    PAGES,
-    PARAGRAPHS,
-    RECORDS,
-    SEARCH,
-    Article,
-    DeadLetter,
-    Link,
-    split_of,
-    stable_hash,
-)
 from wikisum.pipeline.references import (
     AttachConfig,
     CleanConfig,
@@ -75,7 +77,6 @@ from wikisum.pipeline.references import (
 )
 from wikisum.pipeline.urls import normalize_title, normalize_url
 from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
-from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.ingest")
 

@@ -31,7 +31,8 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import card, loader, outputs, schemas, shards, vocab
+from wikisum.core import loader, outputs, schemas, shards, vocab
+from wikisum.pipeline import card
 
 log = logging.getLogger("wikisum.pairs")
 
@@ -176,7 +177,7 @@ def _decode(line: bytes) -> str | None:
 
 def training_texts(source: str, target: str, max_texts: int) -> list[str]:
     """The ``max_texts`` source and target lines with the smallest stable hash, as
-    ``wikisum.pipeline.vocab.training_texts`` samples (memory fixed, independent of line order)."""
+    ``wikisum.core.vocab.training_texts`` samples (memory fixed, independent of line order)."""
 
     def texts():
         for _, src, tgt in read_pairs(source, target):

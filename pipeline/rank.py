@@ -4,7 +4,7 @@ For every article: the title, the lead and every reference paragraph are tokenis
 the sentencepiece vocabulary, and every extractor ranks the paragraphs of every corpus
 (``citations``, ``search``, ``combined``: each ranked on its own paragraphs, so tf-idf's N_d and
 TextRank's graph differ per corpus). A ranking is stored as indices into the article's paragraph
-list, so that ``wikisum.pipeline.loader`` builds the model input for any extractor x corpus x L
+list, so that ``wikisum.core.loader`` builds the model input for any extractor x corpus x L
 without rerunning anything.
 
     ReadIngestShards   the ingest output, checked finished by the job, read by row group
@@ -31,10 +31,11 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
-from wikisum.pipeline import beamio, card, loader, outputs, schemas, shards, vocab
+from wikisum.core import loader, outputs, schemas, shards, vocab
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import DeadLetter, stable_hash
+from wikisum.pipeline import beamio, card
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
-from wikisum.pipeline.records import DeadLetter, stable_hash
-from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.rank")
 

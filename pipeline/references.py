@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from wikisum.core.paragraphs import DEFAULT_MIN_WORDS, filter_paragraphs, split_paragraphs
+from wikisum.core.records import Article, Link, Reference
 from wikisum.pipeline.clones import (
     DEFAULT_CLONE_MEASURE,
     DEFAULT_CLONE_THRESHOLD,
@@ -23,18 +25,14 @@ from wikisum.pipeline.language import (
     identify,
     is_wrong_language,
 )
-from wikisum.pipeline.records import Article, Link, Reference
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
 from wikisum.pipeline.webtext import (
-    DEFAULT_MIN_WORDS,
     DecodeError,
     ExtractionError,
     ExtractionTimeout,
     decode_body,
     extract_main_text,
-    filter_paragraphs,
-    split_paragraphs,
 )
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})

@@ -38,9 +38,10 @@ import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.stats import ApproximateQuantiles
 
-from wikisum.pipeline import beamio, loader, outputs, shards, vocab
-from wikisum.pipeline.records import stable_hash
-from wikisum.workflows.progress import WorkerProgress
+from wikisum.core import loader, outputs, shards, vocab
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import stable_hash
+from wikisum.pipeline import beamio
 
 log = logging.getLogger("wikisum.report")
 

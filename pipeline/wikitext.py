@@ -29,16 +29,8 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
+from wikisum.core.records import Section
 from wikisum.pipeline.urls import normalize_title
-
-
-@dataclass(frozen=True)
-class Section:
-    """A headed section: its plain-text title, heading level (2 for `==`) and plain-text body."""
-
-    title: str
-    level: int
-    text: str
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import json
 import logging
 import sys
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 from wikisum.workflows import ingest as ingest_cmd
 from wikisum.workflows import rank as rank_cmd
 
@@ -61,8 +62,9 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from wikisum.pipeline import beamio, buildsteps, card, ownership, rank, shards, vocab
-    from wikisum.pipeline import outputs as job_outputs
+    from wikisum.core import outputs as job_outputs
+    from wikisum.core import ownership, shards, vocab
+    from wikisum.pipeline import beamio, buildsteps, card, rank
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
     options = PipelineOptions(beam_argv or [])
@@ -211,7 +213,8 @@ def fetch_routes(args) -> tuple[str, ...]:
 def run_ingest(config, options, steps, name: str, what: str) -> dict:
     """One ingest, skipped when ``steps`` says it finished with the same settings and
     inputs (its summary is read back)."""
-    from wikisum.pipeline import buildsteps, ingest, outputs
+    from wikisum.core import outputs
+    from wikisum.pipeline import buildsteps, ingest
 
     fp = buildsteps.fingerprint(config, config.wiki + config.warc + config.wet + (
         (config.search_results,) if config.search_results else ()))
@@ -234,7 +237,8 @@ def fetch_missing(args, options, routes, steps, step, total) -> dict[str, str] |
     (the reason printed)."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import ingest, ownership
+    from wikisum.core import ownership
+    from wikisum.pipeline import ingest
 
     fetch = FileSystems.join(args.out, "fetch")
     first = FileSystems.join(fetch, "ingest")
@@ -274,7 +278,7 @@ def fetch_missing(args, options, routes, steps, step, total) -> dict[str, str] |
 def count_lines(path: str) -> int:
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import shards
+    from wikisum.core import shards
 
     if not FileSystems.exists(path):
         return 0
@@ -285,7 +289,7 @@ def still_missing(lists: list[str], done: dict[str, str], folder: str) -> str:
     """The URLs of ``lists`` that no earlier route fetched, written to FOLDER/urls.txt."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import shards
+    from wikisum.core import shards
     from wikisum.pipeline.urls import normalize_url
 
     fetched: set[str] = set()
@@ -369,7 +373,7 @@ def claim_parts(ingest_dir: str, vocab_path: str, data_dir: str) -> None:
     """The build's parts, each the output of the command that makes it alone (so that `wikisum
     vocab --out OUT/vocab.model` or `wikisum rank --out OUT/data` may redo one), checked and
     claimed before the first job starts."""
-    from wikisum.pipeline import ownership
+    from wikisum.core import ownership
 
     parts = [("ingest", ownership.Output("--out", ingest_dir, "dir")),
              ("vocab", ownership.Output("--out", vocab_path, "file")),
@@ -404,6 +408,6 @@ def dry_run(args, options, ingest_dir: str, vocab_path: str, data_dir: str) -> i
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -7,7 +7,8 @@ import argparse
 import logging
 from types import SimpleNamespace
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "Beam job: look URLs up in Common Crawl's index, fetch their records into WARC files"
 DESCRIPTION = """\
@@ -160,7 +161,9 @@ def watch(urls, options):
 
         return beamio.count_distinct_lines(urls, lambda line: normalize_url(line) or line)
 
-    return progress.watch_job("cc-fetch", options, "URLs", total=total, others=("lookups",))
+    from wikisum.pipeline import beamio
+
+    return beamio.watch_job("cc-fetch", options, "URLs", total=total, others=("lookups",))
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
@@ -249,6 +252,6 @@ def next_step(summary: dict) -> str:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

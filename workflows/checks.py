@@ -217,7 +217,7 @@ def output_dir(path: str, command: str) -> None:
 
 def input_files(patterns: Iterable[str], option: str, command: str) -> None:
     """Every pattern matches something, and nothing it matches is a directory."""
-    from wikisum.pipeline import shards
+    from wikisum.core import shards
     from wikisum.pipeline.beamio import split_patterns
 
     for piece in split_patterns(patterns):  # as the job splits them (beamio.MatchFiles)
@@ -249,8 +249,8 @@ def input_path(path: str, option: str, command: str, kind: str = "file") -> None
 
 def dataset(path: str, option: str, command: str) -> str:
     """The dataset directory ``path`` names (the root of a `wikisum build` names its data/:
-    :func:`wikisum.pipeline.outputs.dataset_dir`), or a one-line error naming the option."""
-    from wikisum.pipeline import outputs
+    :func:`wikisum.core.outputs.dataset_dir`), or a one-line error naming the option."""
+    from wikisum.core import outputs
 
     try:
         return outputs.dataset_dir(path)
@@ -261,7 +261,7 @@ def dataset(path: str, option: str, command: str) -> str:
 def ingest_output(path: str, option: str, command: str) -> None:
     """``path`` is a finished `wikisum ingest` output (its summary.json is there), or a
     one-line error naming the option."""
-    from wikisum.pipeline import outputs
+    from wikisum.core import outputs
 
     input_path(path, option, command, "dir")
     try:

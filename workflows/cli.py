@@ -11,6 +11,7 @@ import argparse
 import difflib
 import sys
 
+from wikisum.core import progress
 from wikisum.workflows import (
     build,
     ccfetch,
@@ -22,7 +23,6 @@ from wikisum.workflows import (
     exemplars,
     export,
     ingest,
-    progress,
     rank,
     report,
     sample,
@@ -210,6 +210,32 @@ def main(argv: list[str] | None = None) -> int:
         progress.detail(f"wikisum {args.command}: {old} is now spelt {new}")
     for note in split_notes(command):
         progress.detail(f"wikisum {args.command}: {note}")
+    try:
+        return dispatch(args, rest, command)
+    except ModuleNotFoundError as exc:
+        raise SystemExit(missing_package(args.command, exc)) from None
+
+
+# The packages an install without the `pipeline` extra lacks (setup.py's PIPELINE), by the name
+# they are imported under.
+PIPELINE_PACKAGES = frozenset({"apache_beam", "warcio", "trafilatura", "charset_normalizer",
+                               "mwparserfromhell", "py3langid", "protego", "matplotlib"})
+
+
+def missing_package(command: str, exc: ModuleNotFoundError) -> str:
+    """The one-line error for a command whose packages are not installed.
+
+    Raises:
+        ModuleNotFoundError: ``exc`` again when the missing module is none of stage one's.
+    """
+    top = (exc.name or "").split(".")[0]
+    if top not in PIPELINE_PACKAGES:
+        raise exc
+    return (f"wikisum {command}: {top} is not installed; this command belongs to stage one "
+            "(the Beam jobs), which needs the pipeline extra: pip install 'wikisum[pipeline]'")
+
+
+def dispatch(args: argparse.Namespace, rest: list[str], command) -> int:
     # Beam jobs pass Beam's options on to Beam; anything neither they nor Beam know is an error,
     # as it is for every other command (Beam would drop it with a warning and use defaults).
     if getattr(args, "beam_args", False):
@@ -244,7 +270,7 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
     """Run a command after checking every output it names (pipeline.ownership): nothing a user
     owns is deleted or overwritten. A refused output is a one-line error before any work; a
     command that fails leaves no claimed-but-empty directory behind."""
-    from wikisum.pipeline import ownership
+    from wikisum.core import ownership
 
     outputs = command_module(args.command).outputs(args)
     if dry_run:  # a dry run writes nothing; its outputs are checked where they are local

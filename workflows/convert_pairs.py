@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "headline pairs (*.article.txt / *.title.txt) -> token-id shards (AdaDec's Gigaword data)"
 DESCRIPTION = """\
@@ -98,6 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -6,7 +6,8 @@ import argparse
 import logging
 from types import SimpleNamespace
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
 DESCRIPTION = """\
@@ -120,7 +121,9 @@ def watch(urls, options):
 
         return beamio.count_distinct_lines(urls, lambda line: check_url(line)[0])
 
-    return progress.watch_job("crawl", options, "URLs", total=total)
+    from wikisum.pipeline import beamio
+
+    return beamio.watch_job("crawl", options, "URLs", total=total)
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
@@ -221,6 +224,6 @@ def next_step(summary: dict) -> str:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -25,7 +25,7 @@ PAGE_TIMEOUT_S = 20.0  # references.CleanConfig.timeout_s
 MIN_WORDS = 1  # references.CleanConfig.min_words
 NEAR_DUPLICATE_THRESHOLD = 0.6  # dedup.DedupConfig.threshold
 
-# vocab: wikisum.pipeline.vocab
+# vocab: wikisum.core.vocab
 VOCAB_SIZE = 32000  # vocab.DEFAULT_SIZE
 VOCAB_MAX_TEXTS = 300_000  # vocab.DEFAULT_MAX_TEXTS
 

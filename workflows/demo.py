@@ -11,7 +11,8 @@ import json
 import time
 from pathlib import Path
 
-from wikisum.workflows import checks, progress
+from wikisum.core import progress
+from wikisum.workflows import checks
 
 HELP = "run the whole system on the generated sample corpus"
 DESCRIPTION = """\
@@ -122,7 +123,7 @@ def fresh(path: Path, command: str) -> Path:
     """An earlier demo's output of ``command`` removed, so that a rerun trains (fetches) anew
     instead of resuming one made on another sample; anything that is not that command's output
     is refused, never deleted (pipeline.ownership)."""
-    from wikisum.pipeline import ownership
+    from wikisum.core import ownership
 
     try:
         ownership.remove_dir(str(path), command)
@@ -145,6 +146,6 @@ def decode_split(data: Path) -> str:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -1,5 +1,5 @@
 """``wikisum evaluate``: metrics of a predictions file (ROUGE, perplexity, ...), printed as a
-table and written as JSON. The metrics are :func:`wikisum.models.evaluation.summarize`'s."""
+table and written as JSON. The metrics are :func:`wikisum.generation.evaluation.summarize`'s."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ The comparison goes to --out as JSON (default: B with the suffix .compare.json).
 """
 
 REQUIRED = ("id", "prediction", "reference")
-DEFAULT_RESAMPLES = 1000  # wikisum.pipeline.stats.DEFAULT_RESAMPLES, without importing numpy here
+DEFAULT_RESAMPLES = 1000  # wikisum.core.stats.DEFAULT_RESAMPLES, without importing numpy here
 
 
 def add_parser(subparsers) -> None:
@@ -98,7 +98,7 @@ def _write_json(data: dict, target: Path) -> None:
 
 
 def _warnings(examples: int) -> list[str]:
-    from wikisum.pipeline import stats
+    from wikisum.core import stats
 
     warning = stats.small_sample_warning(examples)
     return [warning] if warning else []
@@ -109,7 +109,7 @@ def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RES
     """The metrics of ``preds`` with ``bootstrap`` resamples for their intervals (0: none),
     written to ``out`` (default: :func:`default_out`). ``metrics["warnings"]`` says when too few
     examples were scored for reliable intervals."""
-    from wikisum.models import evaluation
+    from wikisum.generation import evaluation
 
     metrics = evaluation.summarize(read_predictions(preds), bootstrap=bootstrap, seed=seed)
     metrics["predictions"] = str(preds)
@@ -160,10 +160,10 @@ def pair_by_id(records_a: list[dict], records_b: list[dict], path_a: str = "A",
 
 def compare(path_a: str, path_b: str, out: str | None = None, *,
             bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> tuple[dict, str]:
-    """B against A (:func:`wikisum.models.evaluation.compare`), examples paired by id, written
+    """B against A (:func:`wikisum.generation.evaluation.compare`), examples paired by id, written
     to ``out`` (default: :func:`default_compare_out` of B). ``result["warnings"]`` notes few
     examples and examples whose reference differs between the files."""
-    from wikisum.models import evaluation
+    from wikisum.generation import evaluation
 
     if bootstrap < 1:
         raise ValueError("--compare needs --bootstrap of at least 1 (the paired test resamples)")
@@ -187,8 +187,8 @@ def compare(path_a: str, path_b: str, out: str | None = None, *,
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from wikisum.models import evaluation
-    from wikisum.workflows.progress import say
+    from wikisum.core.progress import say
+    from wikisum.generation import evaluation
 
     if args.compare:
         for path in args.compare:
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership): --out, or its
     default beside the predictions."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     if args.out:
         path = args.out

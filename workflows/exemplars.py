@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "retrieve each example's most similar training example (AdaDec's exemplars)"
 DESCRIPTION = """\
@@ -68,7 +69,7 @@ def add_parser(subparsers) -> None:
 
 class SplitProgress:
     """The callback ``exemplars.run`` reports (split, rows done, rows of the split) to: one
-    :class:`~wikisum.workflows.progress.Progress` per split, with the split's rows as its
+    :class:`~wikisum.core.progress.Progress` per split, with the split's rows as its
     total (a bar on a terminal; otherwise a line every ``every`` seconds with rate and ETA)."""
 
     def __init__(self, every: float = REPORT_EVERY_S):

@@ -1,5 +1,5 @@
 """``wikisum export``: a trained run's model as safetensors weights, config and tokenizer, for
-use without the training state; :func:`wikisum.models.export.export` does the work."""
+use without the training state; :func:`wikisum.generation.export.export` does the work."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ directory that loads without the optimizer, schedule or data position:
   extractor.pkl       the learned extractor, for a model trained on its rankings
   README.md           what the model is and how to use it
 
-Use it from Python with `wikisum.models.summarize(OUT, texts, title=...)` or
-`wikisum.models.load_bundle(OUT)`, or decode a dataset with `wikisum decode --run OUT --data DIR`.
+Use it from Python with `wikisum.generation.summarize(OUT, texts, title=...)` or
+`wikisum.generation.load_bundle(OUT)`, or decode a dataset with
+`wikisum decode --run OUT --data DIR`.
 """
 
 
@@ -34,9 +35,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wikisum.models import export
+    from wikisum.core.progress import say
+    from wikisum.generation import export
     from wikisum.workflows import checks
-    from wikisum.workflows.progress import say
 
     checks.input_path(args.run, "--run", "export", "any")
     try:
@@ -50,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

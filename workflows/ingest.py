@@ -6,7 +6,8 @@ import argparse
 import logging
 import sys
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\
@@ -225,7 +226,7 @@ def watch(config, options, what: str = "ingest"):
     files), with the pages, records and articles counted so far."""
     from wikisum.pipeline import beamio
 
-    return progress.watch_job(
+    return beamio.watch_job(
         what, options, "files",
         total=lambda: beamio.count_files(config.wiki + config.warc + config.wet),
         others=("pages", "records", "articles"))
@@ -243,6 +244,6 @@ def format_summary(summary: dict, out: str) -> str:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
 # Every registered extractor, so that a new one is listed without editing this text.
@@ -79,8 +80,8 @@ def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str
         return args.learned
     from apache_beam.io.filesystems import FileSystems
 
+    from wikisum.core import outputs, shards
     from wikisum.extractors import learned
-    from wikisum.pipeline import outputs, shards
 
     path = FileSystems.join(out, "learned.pkl")
     if dry_run:
@@ -109,11 +110,13 @@ def watch(ingest_dir: str, options, what: str = "rank"):
     Parquet footers say)."""
 
     def total() -> int:
-        from wikisum.pipeline import outputs, shards
+        from wikisum.core import outputs, shards
 
         return sum(shards.row_count(path) for path in outputs.article_shards(ingest_dir))
 
-    return progress.watch_job(what, options, "articles", total=total)
+    from wikisum.pipeline import beamio
+
+    return beamio.watch_job(what, options, "articles", total=total)
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
@@ -144,6 +147,6 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

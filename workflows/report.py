@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
 DESCRIPTION = """\
@@ -83,12 +84,14 @@ def watch(config, options):
     of --limit."""
 
     def total() -> int:
-        from wikisum.pipeline import loader
+        from wikisum.core import loader
 
         rows = loader.Dataset(config.data).info["rows"].get(config.split, 0)
         return min(rows, config.sample) if config.sample else rows
 
-    return progress.watch_job("report", options, "articles", total=total)
+    from wikisum.pipeline import beamio
+
+    return beamio.watch_job("report", options, "articles", total=total)
 
 
 def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
@@ -130,7 +133,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
 
 def check_split(data: str, split: str) -> None:
     """The dataset has shards of --split, or a one-line error listing the splits it has."""
-    from wikisum.pipeline import loader
+    from wikisum.core import loader
 
     try:
         loader.Dataset(data).split_files(split)
@@ -142,7 +145,8 @@ def write(metrics: dict, out: str) -> dict[str, str]:
     """Write report.html, report.md, figures/*.png and metrics.json; return their paths."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import report_render, shards
+    from wikisum.core import shards
+    from wikisum.pipeline import report_render
 
     pngs = report_render.figures(metrics)
     figure_files = {}
@@ -162,10 +166,10 @@ def write(metrics: dict, out: str) -> dict[str, str]:
 
 def resolve_build(path: str) -> tuple[str, str]:
     """("metrics", metrics.json) for a report directory, ("data", DIR) for a build or its data
-    directory (:func:`wikisum.pipeline.outputs.dataset_dir`); a clear error otherwise."""
+    directory (:func:`wikisum.core.outputs.dataset_dir`); a clear error otherwise."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import outputs
+    from wikisum.core import outputs
 
     metrics = FileSystems.join(path, "metrics.json")
     if FileSystems.exists(metrics):
@@ -185,7 +189,8 @@ def run_compare(args: argparse.Namespace, beam_argv: list[str] | None) -> int:
     then write compare.html, compare.md and compare.json into OUT."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import report, report_render, shards
+    from wikisum.core import shards
+    from wikisum.pipeline import report, report_render
 
     resolved = [resolve_build(path) for path in args.compare]
     checks.output_dir(args.out, "report")
@@ -214,6 +219,6 @@ def run_compare(args: argparse.Namespace, beam_argv: list[str] | None) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

@@ -1,5 +1,5 @@
 """``wikisum train``: train (or resume) an abstractive model; the run is
-:func:`wikisum.models.training.train` of a :class:`wikisum.models.training.TrainConfig`."""
+:func:`wikisum.training.loop.train` of a :class:`wikisum.training.loop.TrainConfig`."""
 
 from __future__ import annotations
 
@@ -100,9 +100,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wikisum.models import training  # imports torch: only when training
-    from wikisum.models.batching import CorruptShardError
-    from wikisum.models.config import make_config
+    from wikisum.training import loop as training  # imports torch: only when training
+    from wikisum.training.batching import CorruptShardError
+    from wikisum.training.config import make_config
 
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
                "extractor": args.extractor, "corpus": args.corpus,
@@ -133,6 +133,6 @@ def run(args: argparse.Namespace) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "dir")]

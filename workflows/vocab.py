@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.workflows import checks, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, defaults
 
 HELP = "train the subword vocabulary (sentencepiece) on ingested leads and paragraphs"
 DESCRIPTION = """\
@@ -35,7 +36,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wikisum.pipeline import vocab
+    from wikisum.core import vocab
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
     if args.vocab_size < 16:
@@ -54,6 +55,6 @@ def run(args: argparse.Namespace) -> int:
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership)."""
-    from wikisum.pipeline.ownership import Output
+    from wikisum.core.ownership import Output
 
     return [Output("--out", args.out, "file")]

@@ -18,7 +18,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
-from wikisum.pipeline import beamio, schemas, shards
+from wikisum.core import schemas, shards
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import stable_hash
+from wikisum.pipeline import beamio
 from wikisum.pipeline.beamio import MatchFiles, WriteShards
 from wikisum.pipeline.ccfetch import index
 from wikisum.pipeline.ccfetch.captures import BadIndexLine, IndexCapture, choose
@@ -40,9 +43,7 @@ from wikisum.pipeline.ccfetch.surt import surt_key
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.records import new_run_id, utc_now
 from wikisum.pipeline.crawl.writer import WarcSink
-from wikisum.pipeline.records import stable_hash
 from wikisum.pipeline.urls import normalize_url
-from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.ccfetch")
 

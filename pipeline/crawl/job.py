@@ -16,7 +16,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
-from wikisum.pipeline import beamio, schemas, shards
+from wikisum.core import schemas, shards
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import stable_hash
+from wikisum.pipeline import beamio
 from wikisum.pipeline.beamio import MatchFiles, Staged, WriteShards
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
@@ -33,8 +36,6 @@ from wikisum.pipeline.crawl.records import (
     utc_now,
 )
 from wikisum.pipeline.crawl.writer import WarcSink
-from wikisum.pipeline.records import stable_hash
-from wikisum.workflows.progress import WorkerProgress
 
 log = logging.getLogger("wikisum.crawl")
 

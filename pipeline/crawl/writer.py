@@ -12,9 +12,9 @@ from apache_beam.io.filesystems import FileSystems
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from wikisum.core.records import stable_hash
+from wikisum.core.shards import temporary_name
 from wikisum.pipeline.crawl.records import Exchange
-from wikisum.pipeline.records import stable_hash
-from wikisum.pipeline.shards import temporary_name
 
 
 def warc_record_bytes(ex: Exchange, warcinfo_id: str = "") -> tuple[bytes, int]:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from warcio.archiveiterator import ArchiveIterator
 
-from wikisum.pipeline import schemas
+from wikisum.core import schemas
 from wikisum.pipeline.ccfetch.surt import surt_key
 
 CRAWL = "CC-MAIN-2019-22"  # the crawl the sample's captures (June 2019) pretend to be from

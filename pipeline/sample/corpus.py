@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from wikisum.pipeline import schemas
+from wikisum.core import schemas
 from wikisum.pipeline.clones import lead_recall
 from wikisum.pipeline.sample import ccindex, pages, world
 from wikisum.pipeline.sample.pages import Citation, Site

@@ -3,8 +3,8 @@ import random
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
+from wikisum.core.text import words
 from wikisum.extractors.base import count_matrix, order_by_score
-from wikisum.pipeline.text import words
 
 TEXTS = [
     "The red fox and the red hen.",

@@ -2,9 +2,9 @@ import random
 
 import numpy as np
 
+from wikisum.core.text import sentences
 from wikisum.extractors.base import count_matrix
 from wikisum.extractors.sumbasic import SumBasic, content_words
-from wikisum.pipeline.text import sentences
 
 # Sentences s0..s4 of five paragraphs (p2 has no content word, p3 has two sentences):
 FRUIT = [

@@ -13,8 +13,8 @@ import torch
 from toys import Recording, article, config, toy_build, toy_from_config
 
 from wikisum import models
-from wikisum.models import training
-from wikisum.pipeline import schemas, shards, vocab
+from wikisum.core import schemas, shards, vocab
+from wikisum.training import loop as training
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -77,7 +77,7 @@ def uninterrupted(toy_data, tmp_path_factory) -> tuple[Path, dict, Recording]:
 def tiny_run(toy_data, tmp_path_factory) -> Path:
     """A real t-dmca (tiny preset) trained for 3 steps on the toy data: what the decode,
     export and summarize tests use."""
-    from wikisum.models.config import TrainConfig
+    from wikisum.training.config import TrainConfig
 
     out = tmp_path_factory.mktemp("runs") / "tiny-t-dmca"
     training.train(TrainConfig(model="t-dmca", data=str(toy_data), out=str(out), preset="tiny",

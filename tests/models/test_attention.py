@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from wikisum.models import attention
+from wikisum.models import attention, cpu_kernels
 from wikisum.models.attention import AttentionCache, CausalSelfAttention
 
 LENGTHS = [1, 2, 3, 7, 255, 256, 257, 769]
@@ -304,20 +304,20 @@ def test_fused_compressed_attention_is_causal(length):
 
 def test_the_cpu_kernel_path_is_taken_without_dropout_only():
     q = torch.zeros(1, 1, 4, 4)
-    assert attention.use_flash_cpu(q, 0.0)
-    assert not attention.use_flash_cpu(q, 0.1)
+    assert cpu_kernels.use_flash_cpu(q, 0.0)
+    assert not cpu_kernels.use_flash_cpu(q, 0.1)
 
 
-@pytest.mark.parametrize("chunk_rows", [attention.LOCAL_CHUNK_ROWS, 8])
+@pytest.mark.parametrize("chunk_rows", [cpu_kernels.LOCAL_CHUNK_ROWS, 8])
 @pytest.mark.parametrize("previous_block", [True, False])
 @pytest.mark.parametrize("block_size", [4, 7, 256])
 @pytest.mark.parametrize("length", FUSED_LENGTHS)
 def test_cpu_local_attention_equals_the_masked_one(length, block_size, previous_block,
                                                    chunk_rows, monkeypatch):
-    monkeypatch.setattr(attention, "LOCAL_CHUNK_ROWS", chunk_rows)  # 8: 1 or 2 blocks a call
+    monkeypatch.setattr(cpu_kernels, "LOCAL_CHUNK_ROWS", chunk_rows)  # 8: 1 or 2 blocks a call
     torch.manual_seed(length)
     q, k, v = (torch.randn(2, 2, length, 4, dtype=torch.float64) for _ in range(3))
-    assert_same_values_and_grads(attention.local_attention_cpu, attention.local_attention,
+    assert_same_values_and_grads(cpu_kernels.local_attention_cpu, attention.local_attention,
                                  (q, k, v), block_size, previous_block)
 
 

@@ -9,10 +9,10 @@ from collections import Counter
 
 import pytest
 
-from wikisum.models import batching
-from wikisum.models.batching import Pair
-from wikisum.pipeline import schemas, shards
-from wikisum.pipeline.loader import Dataset, Example
+from wikisum.core import schemas, shards
+from wikisum.core.loader import Dataset, Example
+from wikisum.training import batching
+from wikisum.training.batching import Pair
 
 
 def pair(i: int, source: int, target: int, exemplar: int | None = None) -> Pair:

@@ -12,7 +12,7 @@ from toys import (
     config,
 )
 
-from wikisum.models import checkpoint
+from wikisum.training import checkpoint
 
 # ------------------------------------------------------------------------------------------
 # load().

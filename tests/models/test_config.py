@@ -7,7 +7,7 @@ from toys import (
     TOY,
 )
 
-from wikisum.models.config import ConfigError, TrainConfig, make_config, parse_value
+from wikisum.training.config import ConfigError, TrainConfig, make_config, parse_value
 
 # ------------------------------------------------------------------------------------------
 # Settings.

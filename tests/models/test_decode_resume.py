@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from wikisum.models import datastats
-from wikisum.pipeline import ownership
+from wikisum.core import ownership
+from wikisum.generation.decode import settings_path
+from wikisum.training import datastats
 from wikisum.workflows import cli
-from wikisum.workflows.decode import settings_path
 
 
 def decode(run, out, *extra) -> int:

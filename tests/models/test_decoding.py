@@ -12,9 +12,15 @@ import pytest
 import torch
 from torch import nn
 
-from wikisum.models import decoding
+from wikisum.generation import decoding
+from wikisum.generation.decoding import (
+    Hypothesis,
+    WFEProcessor,
+    beam_search,
+    greedy,
+    length_penalty,
+)
 from wikisum.models.base import make_batch
-from wikisum.models.decoding import Hypothesis, WFEProcessor, beam_search, greedy, length_penalty
 from wikisum.models.wfe import Estimate
 
 

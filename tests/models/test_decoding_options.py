@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from wikisum import models
-from wikisum.models.base import make_batch
-from wikisum.models.decoding import (
+from wikisum.generation.decoding import (
     DecodeOptions,
     NoRepeatNGram,
     Sampling,
@@ -20,6 +19,7 @@ from wikisum.models.decoding import (
     greedy,
     sample,
 )
+from wikisum.models.base import make_batch
 
 EOS = 3
 

@@ -12,9 +12,10 @@ import pytest
 import torch
 from toys import Killed, Toy, ToyConfig, config, log
 
-from wikisum.models import checkpoint, training
 from wikisum.models.base import ModelOutput
-from wikisum.models.config import ConfigError, make_config
+from wikisum.training import checkpoint
+from wikisum.training import loop as training
+from wikisum.training.config import ConfigError, make_config
 
 
 class Overfits(Toy):

@@ -7,8 +7,8 @@ import math
 import pytest
 from rouge_score import rouge_scorer
 
-from wikisum.models import evaluation
-from wikisum.models.evaluation import (
+from wikisum.generation import evaluation
+from wikisum.generation.evaluation import (
     duc_recall,
     format_table,
     perplexity,

@@ -3,7 +3,7 @@
 import pytest
 
 from wikisum import models
-from wikisum.models.training import exemplars_needed
+from wikisum.training.loop import exemplars_needed
 
 
 def test_exemplar_models_are_the_ones_their_family_names():

@@ -10,11 +10,12 @@ import shutil
 import pytest
 import torch
 
-from wikisum import extractors, models
-from wikisum.models import checkpoint, datastats, export, inference
+from wikisum import extractors, generation
+from wikisum.core.loader import Dataset
+from wikisum.generation import export, inference
+from wikisum.generation.decoding import beam_search
 from wikisum.models.base import make_batch
-from wikisum.models.decoding import beam_search
-from wikisum.pipeline.loader import Dataset
+from wikisum.training import checkpoint, datastats
 from wikisum.workflows import cli
 
 TEXTS = ["the river runs north of the city.\nA green house stands by the stone bridge.",
@@ -64,7 +65,7 @@ def test_export_holds_weights_config_and_tokenizer_only(exported, tiny_run, toy_
     # Moved away from the run, and the run gone: it still loads, with the run's weights.
     moved = tmp_path / "elsewhere"
     shutil.copytree(exported, moved)
-    bundle = models.load_export(str(moved))
+    bundle = generation.load_export(str(moved))
     trained = checkpoint.load(str(tiny_run)).model.state_dict()
     assert bundle.model.state_dict().keys() == trained.keys()
     assert all(torch.equal(bundle.model.state_dict()[k], v) for k, v in trained.items())
@@ -73,12 +74,12 @@ def test_export_holds_weights_config_and_tokenizer_only(exported, tiny_run, toy_
 
 
 def test_summarize_a_run_and_its_export_end_to_end(tiny_run, exported):
-    summary = models.summarize(str(tiny_run), TEXTS, title=TITLE, max_len=10)
+    summary = generation.summarize(str(tiny_run), TEXTS, title=TITLE, max_len=10)
     assert isinstance(summary, str)
-    assert models.summarize(str(exported), TEXTS, title=TITLE, max_len=10) == summary
+    assert generation.summarize(str(exported), TEXTS, title=TITLE, max_len=10) == summary
 
     # The same, by hand: the input as training builds it, then beam search.
-    bundle = models.load_bundle(str(exported))
+    bundle = generation.load_bundle(str(exported))
     paragraphs = ["the river runs north of the city.",
                   "A green house stands by the stone bridge.", "Alpha beta gamma delta.",
                   "small light over the river"]
@@ -95,30 +96,30 @@ def test_summarize_a_run_and_its_export_end_to_end(tiny_run, exported):
 
 
 def test_summarize_takes_the_decoding_options(exported):
-    bundle = models.load_bundle(str(exported))
-    drawn = [models.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=5, seed=3,
+    bundle = generation.load_bundle(str(exported))
+    drawn = [generation.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=5, seed=3,
                               max_len=12) for _ in range(2)]
     assert drawn[0] == drawn[1]
-    greedy = models.summarize(bundle, TEXTS, title=TITLE, beam=1, max_len=12)
-    assert models.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=1, seed=9,
+    greedy = generation.summarize(bundle, TEXTS, title=TITLE, beam=1, max_len=12)
+    assert generation.summarize(bundle, TEXTS, title=TITLE, sample=True, top_k=1, seed=9,
                             max_len=12) == greedy
-    text = models.summarize(bundle, TEXTS, title=TITLE, no_repeat_ngram_size=1, max_len=12)
+    text = generation.summarize(bundle, TEXTS, title=TITLE, no_repeat_ngram_size=1, max_len=12)
     pieces = bundle.tokenizer.encode(text)
     assert len(set(pieces)) == len(pieces)
 
 
 def test_summarize_says_what_is_wrong(exported, tmp_path):
-    bundle = models.load_bundle(str(exported))
+    bundle = generation.load_bundle(str(exported))
     with pytest.raises(ValueError, match="nothing to summarize"):
-        models.summarize(bundle, ["  \n 12:30 \n"], title=TITLE)
+        generation.summarize(bundle, ["  \n 12:30 \n"], title=TITLE)
     with pytest.raises(ValueError, match="cheating oracle"):
-        models.summarize(bundle, TEXTS, title=TITLE, extractor="cheating")
+        generation.summarize(bundle, TEXTS, title=TITLE, extractor="cheating")
     with pytest.raises(TypeError, match="unknown decoding settings"):
-        models.summarize(bundle, TEXTS, title=TITLE, beams=3)
+        generation.summarize(bundle, TEXTS, title=TITLE, beams=3)
     with pytest.raises(ValueError, match="apply to sampling only"):
-        models.summarize(bundle, TEXTS, title=TITLE, top_p=0.5)
+        generation.summarize(bundle, TEXTS, title=TITLE, top_p=0.5)
     with pytest.raises(FileNotFoundError, match="run directory .* or an export directory"):
-        models.summarize(str(tmp_path / "nowhere"), TEXTS)
+        generation.summarize(str(tmp_path / "nowhere"), TEXTS)
 
 
 def test_export_refuses_a_foreign_directory(tiny_run, tmp_path):

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from toys import TOY, config, log
 
-from wikisum.models import checkpoint, runlog, runpaths, training
-from wikisum.models.config import (
+from wikisum.training import checkpoint, runlog, runpaths
+from wikisum.training import loop as training
+from wikisum.training.config import (
     ConfigError,
     TrainConfig,
     auto_preset,

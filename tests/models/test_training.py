@@ -23,10 +23,11 @@ from toys import (
     weights,
 )
 
-from wikisum.models import checkpoint, training
-from wikisum.models.batching import CorruptShardError
-from wikisum.models.config import ConfigError
-from wikisum.models.training import NonFiniteLoss, learning_rate
+from wikisum.training import checkpoint
+from wikisum.training import loop as training
+from wikisum.training.batching import CorruptShardError
+from wikisum.training.config import ConfigError
+from wikisum.training.loop import NonFiniteLoss, learning_rate
 from wikisum.workflows import cli
 
 # ------------------------------------------------------------------------------------------
@@ -97,7 +98,7 @@ def test_empty_targets_are_counted_and_reported(uninterrupted):
 def test_dev_perplexity_is_per_target_wordpiece(uninterrupted, toy_data):
     out, summary, _ = uninterrupted
     loaded = checkpoint.load(str(out), factory=TOY)
-    from wikisum.models.batching import prepare, read_examples, to_batch
+    from wikisum.training.batching import prepare, read_examples, to_batch
 
     nll = tokens = 0.0
     with torch.no_grad():
@@ -111,7 +112,7 @@ def test_dev_perplexity_is_per_target_wordpiece(uninterrupted, toy_data):
 
 
 def loaded_dataset(data: Path):
-    from wikisum.pipeline.loader import Dataset
+    from wikisum.core.loader import Dataset
 
     return Dataset(str(data))
 

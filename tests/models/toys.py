@@ -15,9 +15,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from wikisum.models import checkpoint
 from wikisum.models.base import PAD_ID, Batch, ModelOutput
-from wikisum.models.config import TrainConfig
+from wikisum.training import checkpoint
+from wikisum.training.config import TrainConfig
 
 # ------------------------------------------------------------------------------------------
 # A toy model with the interface of models.base, and a family module for the registry.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from wikisum.pipeline.records import Reference
+from wikisum.core.records import Reference
 from wikisum.workflows import cli
 
 DUMP = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11">

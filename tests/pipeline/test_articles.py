@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from wikisum.core.records import Article
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.dumps import RawPage
-from wikisum.pipeline.records import Article
 
 PAGE = ("'''Kestrel Works''' is a [[mill]] in [[Ostrania]].<ref>{{cite web "
         "|url=HTTP://Example.COM:80/a#x |title=A}}</ref> It grinds corn.<ref>http://b.example/p"

@@ -16,7 +16,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from wikisum.pipeline import beamio, shards
+from wikisum.core import shards
+from wikisum.pipeline import beamio
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
                     pa.field("text", pa.string(), nullable=False)])

@@ -14,8 +14,8 @@ from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.runners.portability.prism_runner import PrismRunner
 
+from wikisum.core import progress
 from wikisum.pipeline import beamio
-from wikisum.workflows import progress
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from builders import convert, sentences, write_pairs
 
-from wikisum.pipeline import card, loader, outputs, rank, report, schemas, vocab
+from wikisum.core import loader, outputs, schemas, vocab
+from wikisum.pipeline import card, rank, report
 from wikisum.workflows import cli
 
 SPLITS = ("train", "dev", "test")
@@ -67,7 +68,7 @@ def test_a_moved_build_is_read_from_any_working_directory(built_sample, tmp_path
     # The readers of dataset.json: the report (vocabulary, ingest output), the trainer.
     assert report.find_vocab("../bucket/copy/data", data.info) == "../bucket/copy/vocab.model"
     assert report.source_shards(data.info)[0].startswith("../bucket/copy/ingest/articles/")
-    training = pytest.importorskip("wikisum.models.training")
+    training = pytest.importorskip("wikisum.training.loop")
     assert training.find_vocab(data) == "../bucket/copy/vocab.model"
 
 

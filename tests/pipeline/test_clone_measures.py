@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from wikisum.core.stopwords import FUNCTION_WORDS, language_key
+from wikisum.core.text import words
 from wikisum.pipeline.clones import (
     CLONE_MEASURES,
     DEFAULT_CLONE_MEASURE,
@@ -13,8 +15,6 @@ from wikisum.pipeline.clones import (
     content_words,
     lead_recall,
 )
-from wikisum.pipeline.stopwords import FUNCTION_WORDS, language_key
-from wikisum.pipeline.text import words
 
 # --- content_words / content_recall -------------------------------------------------------------
 

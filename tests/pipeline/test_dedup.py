@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from wikisum.core.text import words
 from wikisum.pipeline.dedup import (
     EXACT,
     NEAR,
@@ -17,7 +18,6 @@ from wikisum.pipeline.dedup import (
     duplicate_paragraphs,
     find_duplicates,
 )
-from wikisum.pipeline.text import words
 
 # 40 distinct words: a paragraph long enough for near-duplicate matching.
 BASE = ("The committee met on Tuesday to discuss the new budget for the regional hospital, "
@@ -244,6 +244,7 @@ def test_same_result_in_another_process_with_another_hash_seed():
 
 def real_paragraphs(shared_data, name: str) -> list[str]:
     """A real page's paragraphs of 5+ words, by the project's extraction path."""
+    from wikisum.core import paragraphs
     from wikisum.pipeline import webtext
 
     data = shared_data / "extraction"
@@ -252,7 +253,7 @@ def real_paragraphs(shared_data, name: str) -> list[str]:
     body = gzip.decompress((data / "pages" / f"{name}.gz").read_bytes())
     html, _encoding = webtext.decode_body(body, None)
     text_ = webtext.extract_main_text(html, urls[name], timeout_s=None)
-    return [p for p in webtext.split_paragraphs(text_) if len(words(p)) >= 5]
+    return [p for p in paragraphs.split_paragraphs(text_) if len(words(p)) >= 5]
 
 
 def syndicated(paragraphs: list[str]) -> tuple[list[str], list[str]]:

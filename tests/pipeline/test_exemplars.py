@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from builders import convert, write_pairs
 
-from wikisum.pipeline import exemplars, loader, schemas
+from wikisum.core import loader, schemas
+from wikisum.pipeline import exemplars
 from wikisum.workflows import cli
 
 EXEMPLAR_WORDS = ("the minister said on monday that talks with rebels would resume in the "

@@ -19,10 +19,11 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from builders import DUMP, reference
 
-from wikisum.pipeline import ingest, schemas
-from wikisum.pipeline.records import Link
+from wikisum.core import schemas
+from wikisum.core.records import Link
+from wikisum.core.text import words
+from wikisum.pipeline import ingest
 from wikisum.pipeline.references import AttachConfig
-from wikisum.pipeline.text import words
 from wikisum.pipeline.urls import normalize_url
 from wikisum.workflows import cli
 
@@ -104,7 +105,7 @@ def test_join_references_follows_redirects_and_lists_what_is_missing():
 
 
 def test_drop_clones_keeps_the_references_and_drops_the_article_itself():
-    from wikisum.pipeline.records import Article
+    from wikisum.core.records import Article
 
     article = Article(7, "Alpha", "https://en.wikipedia.org/wiki/Alpha", "Alpha is a letter.",
                       (), ("http://ref.example/", "https://en.wikipedia.org/wiki/Alpha"), "d")

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from builders import convert, sentences, write_pairs
 
-from wikisum.pipeline import loader, pairs, schemas, vocab
+from wikisum.core import loader, schemas, vocab
+from wikisum.pipeline import pairs
 from wikisum.workflows import cli
 
 

@@ -12,8 +12,9 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from wikisum import extractors
+from wikisum.core import loader, schemas, vocab
 from wikisum.extractors import learned
-from wikisum.pipeline import loader, rank, schemas, vocab
+from wikisum.pipeline import rank
 from wikisum.pipeline.rank import CORPORA, corpus_indices
 from wikisum.workflows import cli
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from wikisum.pipeline.records import split_of
+from wikisum.core.records import split_of
 
 
 def test_split_is_stable_and_roughly_80_10_10():

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from builders import reference
 
+from wikisum.core.records import Article, Link, Reference
 from wikisum.pipeline.dedup import DedupConfig
-from wikisum.pipeline.records import Article, Link, Reference
 from wikisum.pipeline.references import (
     AttachConfig,
     CleanConfig,

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from rouge_score import rouge_scorer
 
-from wikisum.pipeline import loader, report, report_render, vocab
+from wikisum.core import loader, vocab
+from wikisum.pipeline import report, report_render
 from wikisum.workflows import cli
 
 LENGTHS = [20, 100, 500, 2000]

@@ -22,7 +22,7 @@ import trafilatura
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from wikisum.pipeline import schemas
+from wikisum.core import schemas
 from wikisum.pipeline.sample import write_sample
 
 NS = "{http://www.mediawiki.org/xml/export-0.10/}"

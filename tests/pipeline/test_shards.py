@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from wikisum.pipeline import shards, vocab
-from wikisum.pipeline.shards import IncompleteOutput, complete_set
+from wikisum.core import shards, vocab
+from wikisum.core.shards import IncompleteOutput, complete_set
 
 
 def touch(folder, *names):

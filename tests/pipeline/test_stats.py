@@ -1,4 +1,4 @@
-"""Bootstrap intervals and the paired test of wikisum.pipeline.stats on synthetic scores with a
+"""Bootstrap intervals and the paired test of wikisum.core.stats on synthetic scores with a
 known answer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from wikisum.pipeline import stats
+from wikisum.core import stats
 
 
 def test_interval_covers_the_known_mean_with_the_expected_width():

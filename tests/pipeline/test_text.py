@@ -1,4 +1,4 @@
-from wikisum.pipeline.text import sentences, words
+from wikisum.core.text import sentences, words
 
 
 def test_words_are_lowercased_letter_digit_runs():

@@ -7,6 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from wikisum.core import paragraphs as webtext_paragraphs
+from wikisum.core.paragraphs import paragraph_drop_reason, split_paragraphs
 from wikisum.pipeline import webtext
 from wikisum.pipeline.webtext import (
     DecodeError,
@@ -14,8 +16,6 @@ from wikisum.pipeline.webtext import (
     ExtractionTimeout,
     decode_body,
     extract_main_text,
-    paragraph_drop_reason,
-    split_paragraphs,
 )
 
 # --- decode_body --------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def test_min_words_is_configurable():
 
 
 def test_filter_paragraphs_keeps_order_and_reports_drops():
-    kept, dropped = webtext.filter_paragraphs(
+    kept, dropped = webtext_paragraphs.filter_paragraphs(
         ["Rivers", "Share on Facebook", "The river rises in the hills.", "© 2024", "Lakes"])
     assert kept == ["Rivers", "The river rises in the hills.", "Lakes"]
     assert dropped == [("Share on Facebook", "share"), ("© 2024", "no_letters")]
@@ -324,7 +324,7 @@ def test_filter_keeps_recall_and_raises_precision_on_real_pages(shared_data):
         body = gzip.decompress((folder / "pages" / (entry["file"] + ".gz")).read_bytes())
         html, _ = decode_body(body, None)
         paragraphs = split_paragraphs(extract_main_text(html, url, timeout_s=None))
-        kept, _ = webtext.filter_paragraphs(paragraphs)
+        kept, _ = webtext_paragraphs.filter_paragraphs(paragraphs)
         for name, text in (("all", paragraphs), ("kept", kept)):
             flat = " " + " ".join(" ".join(text).split()) + " "
             for kind in ("with", "without"):

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from wikisum.pipeline import buildsteps, ingest, ownership
+from wikisum.core import ownership
+from wikisum.pipeline import buildsteps, ingest
 from wikisum.pipeline.sample import ccindex
 from wikisum.pipeline.sample.ccserver import CommonCrawlServer
 from wikisum.workflows import cli

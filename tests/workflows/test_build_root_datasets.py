@@ -1,5 +1,5 @@
 """The root of a `wikisum build` is a dataset wherever a command reads one (its data/):
-:func:`wikisum.pipeline.outputs.dataset_dir`, and each command that takes one."""
+:func:`wikisum.core.outputs.dataset_dir`, and each command that takes one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from wikisum.pipeline import loader, outputs
+from wikisum.core import loader, outputs
 from wikisum.workflows import cli
 from wikisum.workflows import report as report_command
 
@@ -55,7 +55,7 @@ def test_train_records_the_data_directory(built_sample, tmp_path, capsys):
 
 
 def test_train_reads_a_build_root_from_its_config_file(built_sample, tmp_path):
-    from wikisum.models.config import make_config
+    from wikisum.training.config import make_config
 
     config = tmp_path / "train.yaml"
     config.write_text(f"model: t-dmca\ndata: {built_sample[0]}\n")

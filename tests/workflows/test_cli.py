@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from wikisum.workflows import cli, progress
+from wikisum.core import progress
+from wikisum.workflows import cli
 
 EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
             "convert-pairs", "exemplars", "train", "decode", "export", "evaluate", "demo"]

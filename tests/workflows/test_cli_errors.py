@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from wikisum.generation import decode as decode_command
 from wikisum.workflows import cli
-from wikisum.workflows import decode as decode_command
 
 # Metavars of options that name a path; --out (what a command writes) is not an input.
 PATH_METAVARS = {"DIR", "FILE", "GLOB", "JSONL", "MODEL", "PATH", "PREDS", "RUN",

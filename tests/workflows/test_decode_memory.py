@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from wikisum.workflows import decode
+from wikisum.generation import decode
 
 CONFIG = SimpleNamespace(vocab_size=32000, d_model=512, n_layers=5)
 

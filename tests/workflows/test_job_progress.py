@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from wikisum.workflows import cli, progress
+from wikisum.core import progress
+from wikisum.workflows import cli
 from wikisum.workflows.exemplars import SplitProgress
 
 
@@ -141,14 +142,16 @@ def test_watch_job_on_dataflow_says_where_progress_is_and_waits_on_nothing(capsy
                                                                           monkeypatch):
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from wikisum.pipeline import beamio
+
     monkeypatch.delenv(progress.SPOOL_ENV, raising=False)
     options = PipelineOptions(["--runner", "DataflowRunner"])
-    with progress.watch_job("ingest", options, "files", total=lambda: 1 / 0):
+    with beamio.watch_job("ingest", options, "files", total=lambda: 1 / 0):
         assert progress.SPOOL_ENV not in os.environ
     err = capsys.readouterr().err
     assert "ingest: progress is on the DataflowRunner job's page" in err
     dry = PipelineOptions(["--runner", "DataflowRunner", "--dry_run", "true"])
-    with progress.watch_job("ingest", dry, "files"):
+    with beamio.watch_job("ingest", dry, "files"):
         pass
     assert capsys.readouterr().err == ""
 

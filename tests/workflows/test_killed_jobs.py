@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wikisum.pipeline import loader
+from wikisum.core import loader
 from wikisum.workflows import cli
 
 # Runs a command in a child process in which ``TARGET`` (a function, or a DoFn's process) kills

@@ -8,7 +8,8 @@ import argparse
 
 import pytest
 
-from wikisum.workflows import checks, cli, defaults, progress
+from wikisum.core import progress
+from wikisum.workflows import checks, cli, defaults
 
 # What each command once spelt otherwise, and what it spells now.
 RETIRED = {
@@ -153,6 +154,7 @@ def test_a_bad_size_is_a_usage_error_naming_the_option(capsys):
 
 def test_help_defaults_equal_the_pipeline_values():
     from wikisum import extractors
+    from wikisum.core import shards, vocab
     from wikisum.extractors import learned
     from wikisum.pipeline import (
         clones,
@@ -165,8 +167,6 @@ def test_help_defaults_equal_the_pipeline_values():
         rank,
         references,
         report,
-        shards,
-        vocab,
     )
     from wikisum.pipeline.ccfetch import CcFetchConfig
     from wikisum.pipeline.sample import corpus

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wikisum.pipeline import ownership
+from wikisum.core import ownership
 from wikisum.workflows import cli
 
 # One command line per command; OUT stands for the output under test, IN for inputs (the check

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from wikisum.workflows import cli, progress
+from wikisum.core import progress
+from wikisum.workflows import cli
 
 HEAVY = ("apache_beam", "torch", "trafilatura", "sklearn", "sentencepiece", "pyarrow")
 

@@ -69,9 +69,9 @@ def test_train_writes_a_self_contained_resumable_run(trained):
 
 
 def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
-    from wikisum.models import checkpoint
-    from wikisum.models.batching import prepare, read_examples, to_batch
-    from wikisum.pipeline.loader import Dataset
+    from wikisum.core.loader import Dataset
+    from wikisum.training import checkpoint
+    from wikisum.training.batching import prepare, read_examples, to_batch
 
     _, run, data, _ = trained
     preds = tmp_path / "preds.jsonl"
@@ -112,7 +112,7 @@ def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
 
 
 def test_help_shows_train_config_defaults(capsys):
-    from wikisum.models.config import TrainConfig
+    from wikisum.training.config import TrainConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     for key, shown in train_command.SHOWN_DEFAULTS.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from wikisum.pipeline import outputs, shards
+from wikisum.core import outputs, shards
 from wikisum.pipeline.sample import ccindex
 from wikisum.pipeline.sample.ccserver import CommonCrawlServer
 from wikisum.workflows import cli

@@ -27,7 +27,7 @@ from crawlsite import (
 )
 from warcio.archiveiterator import ArchiveIterator
 
-from wikisum.pipeline import schemas
+from wikisum.core import schemas
 from wikisum.pipeline.crawl.fetch import Crawler
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.workflows import cli

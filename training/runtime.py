@@ -10,7 +10,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from wikisum.models.config import ConfigError
+from wikisum.training.config import ConfigError
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """Summaries of new text by a trained model: tokenise, rank, cut to L, decode, detokenise.
 
-    from wikisum import models
+    from wikisum import generation
 
-    models.summarize("runs/t-dmca", [page_one, page_two], title="Bodmin")
-    bundle = models.load_bundle("exports/t-dmca")              # load once ...
-    models.summarize(bundle, texts, title="Bodmin", no_repeat_ngram_size=3)   # ... use often
-    models.summarize(bundle, texts, title="Bodmin", sample=True, top_p=0.9, seed=0)
+    generation.summarize("runs/t-dmca", [page_one, page_two], title="Bodmin")
+    bundle = generation.load_bundle("exports/t-dmca")              # load once ...
+    generation.summarize(bundle, texts, title="Bodmin", no_repeat_ngram_size=3)   # ... use often
+    generation.summarize(bundle, texts, title="Bodmin", sample=True, top_p=0.9, seed=0)
 
 The model input is built as ``wikisum rank`` and the loader build it for training: every text is
 cut into paragraphs (one per non-empty line, whitespace collapsed, list markers dropped; page
@@ -13,7 +13,7 @@ furniture such as cookie notices and share buttons dropped, as ingest does), the
 tokenised with the run's sentencepiece model and ranked by the run's extractor with the title
 as the query, and the input is the title's tokens, ``<t>``, then the paragraphs' tokens in rank
 order, cut to the first L tokens. For a headline-pairs model the input is the texts' tokens,
-cut to L; the title is not read. Decoding is :func:`wikisum.models.decoding.generate`, beam
+cut to L; the title is not read. Decoding is :func:`wikisum.generation.decoding.generate`, beam
 search with the run's defaults unless told otherwise.
 """
 
@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from wikisum.models.export import Bundle, load
+from wikisum.generation.export import Bundle, load
 
 
 def paragraphs_of(texts: str | Sequence[str]) -> list[str]:
     """The paragraphs the extractors rank: one per non-empty line of every text, without page
-    furniture (:func:`wikisum.pipeline.webtext.filter_paragraphs`)."""
-    from wikisum.pipeline.webtext import filter_paragraphs, split_paragraphs
+    furniture (:func:`wikisum.core.paragraphs.filter_paragraphs`)."""
+    from wikisum.core.paragraphs import filter_paragraphs, split_paragraphs
 
     if isinstance(texts, str):
         texts = [texts]
@@ -44,7 +44,7 @@ def paragraphs_of(texts: str | Sequence[str]) -> list[str]:
 def ranker(bundle: Bundle, extractor: str | None = None):
     """The extractor that ranks the paragraphs: the run's, unless ``extractor`` names another."""
     from wikisum import extractors
-    from wikisum.models.export import _learned_path
+    from wikisum.generation.export import _learned_path
 
     name = extractor or bundle.extractor
     if name == "cheating":
@@ -85,12 +85,12 @@ def model_input(bundle: Bundle, texts: str | Sequence[str], title: str = "",
 
 
 def options_for(bundle: Bundle, **settings):
-    """:class:`wikisum.models.decoding.DecodeOptions` from the bundle's defaults (beam,
+    """:class:`wikisum.generation.decoding.DecodeOptions` from the bundle's defaults (beam,
     alpha, max_len, min_len) and ``settings`` (any DecodeOptions field; None keeps the
     default)."""
     from dataclasses import fields
 
-    from wikisum.models.decoding import DecodeOptions
+    from wikisum.generation.decoding import DecodeOptions
 
     known = {f.name for f in fields(DecodeOptions)}
     unknown = sorted(set(settings) - known)
@@ -109,13 +109,13 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
 
     Args:
         model: a run directory, a checkpoint file, an export directory, or a :class:`Bundle`
-            (:func:`wikisum.models.load_bundle`: load once, summarize many).
+            (:func:`wikisum.generation.load_bundle`: load once, summarize many).
         texts: the source documents (paragraphs are their non-empty lines), or one string.
         title: the article's title, the query the extractor ranks the paragraphs by (WikiSum
             models); headline models ignore it.
         extractor: rank with this extractor instead of the one the model was trained with.
         device: where a model given by path is loaded (cpu, cuda, ...).
-        settings: decoding options (:class:`wikisum.models.decoding.DecodeOptions`): beam,
+        settings: decoding options (:class:`wikisum.generation.decoding.DecodeOptions`): beam,
             alpha, max_len, min_len, no_repeat_ngram_size, sample, temperature, top_k, top_p,
             seed, wfe. Unset ones take the model's defaults (beam search).
 
@@ -126,8 +126,8 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
     import torch
 
     from wikisum import models
+    from wikisum.generation.decoding import generate
     from wikisum.models.base import make_batch
-    from wikisum.models.decoding import generate
 
     bundle = model if isinstance(model, Bundle) else load(model, _device(device))
     if models.needs_exemplars(bundle.name):
@@ -146,6 +146,6 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
 
 
 def _device(device: str) -> str:
-    from wikisum.models import runtime
+    from wikisum.training import runtime
 
     return str(runtime.resolve_device(device))

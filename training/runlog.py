@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from wikisum.models.checkpoint import write_text_atomically
-from wikisum.models.config import ConfigError
+from wikisum.training.checkpoint import write_text_atomically
+from wikisum.training.config import ConfigError
 
 # Log target -> (module that must import, the extra that installs it).
 OPTIONAL_TARGETS = {"tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}

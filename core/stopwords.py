@@ -1,7 +1,7 @@
 """Function words of the languages the clone filter knows, for recall over content words.
 
 Each list holds the most frequent function words of one language, lowercased as
-`wikisum.pipeline.text.words` yields them: articles, pronouns and possessives, prepositions and
+`wikisum.core.text.words` yields them: articles, pronouns and possessives, prepositions and
 their contractions with the article, conjunctions, auxiliary and modal verb forms, negation and
 the commonest adverbs and quantifiers. Words that also carry content in the language (English
 "won", "fire", "bill") are left out: a content word taken for a function word is lost to the

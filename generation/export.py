@@ -69,9 +69,9 @@ def is_export(path: str | Path) -> bool:
 def default_decoding(stats: dict | None, run: str | Path | None = None,
                      warn: bool = True) -> dict:
     """The decoding defaults of a model: beam search (beam 4, alpha 0.6) up to the max_len its
-    training data suggests (:mod:`wikisum.models.datastats`)."""
-    from wikisum.models import datastats
-    from wikisum.models.decoding import DEFAULT_BEAM
+    training data suggests (:mod:`wikisum.training.datastats`)."""
+    from wikisum.generation.decoding import DEFAULT_BEAM
+    from wikisum.training import datastats
 
     max_len = datastats.max_len_from(stats)
     if max_len is None:
@@ -83,14 +83,14 @@ def default_decoding(stats: dict | None, run: str | Path | None = None,
 def _learned_path(extractor: str, data: str | None) -> str | None:
     if extractor != "learned" or not data:
         return None
-    from wikisum.pipeline.loader import Dataset
+    from wikisum.core.loader import Dataset
 
     return Dataset(data).info.get("learned_model")
 
 
 def load_run(run: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
     """A run's latest checkpoint (or a checkpoint file) as a :class:`Bundle`."""
-    from wikisum.models import checkpoint, datastats
+    from wikisum.training import checkpoint, datastats
 
     loaded = checkpoint.load(str(run), device, *((factory,) if factory else ()))
     info_path = loaded.run / CONFIG
@@ -105,7 +105,7 @@ def load_run(run: str | Path, device: str = "cpu", factory=None, warn: bool = Tr
 
 
 def _special_ids(tokenizer) -> dict[str, int]:
-    from wikisum.pipeline import vocab
+    from wikisum.core import vocab
 
     return asdict(vocab.special_ids(tokenizer))
 
@@ -115,8 +115,8 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
     from safetensors.torch import load_model
 
     from wikisum import models
-    from wikisum.models import datastats
-    from wikisum.pipeline import vocab
+    from wikisum.core import vocab
+    from wikisum.training import datastats
 
     folder = Path(path)
     info_path = folder / CONFIG
@@ -168,9 +168,9 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
     returns what was written. ``out`` must be empty or absent, or an earlier export."""
     from safetensors.torch import save_model
 
-    from wikisum.models import datastats
-    from wikisum.models.checkpoint import write_text_atomically
-    from wikisum.pipeline import ownership
+    from wikisum.core import ownership
+    from wikisum.training import datastats
+    from wikisum.training.checkpoint import write_text_atomically
 
     bundle = load_run(run, "cpu", factory)
     target = Path(out)
@@ -196,10 +196,9 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
         write_text_atomically(target / datastats.STATS_FILE,
                               json.dumps(bundle.stats, indent=1) + "\n")
     if learned:
-        from apache_beam.io.filesystem import CompressionTypes
-        from apache_beam.io.filesystems import FileSystems
+        from wikisum.core import files
 
-        with FileSystems.open(learned, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        with files.open_read(learned) as f:
             (target / LEARNED).write_bytes(f.read())
     info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
             "model_config": asdict(bundle.config), "special_ids": bundle.special_ids,
@@ -249,10 +248,10 @@ Default decoding: beam search, beam {d['beam']}, length penalty alpha {d['alpha'
 {d['max_len']} tokens.
 
 ```python
-from wikisum import models
+from wikisum import generation
 
-summary = models.summarize("THIS_DIRECTORY", texts, title="Title")  # texts: paragraphs
-bundle = models.load_bundle("THIS_DIRECTORY")  # load once, summarize many: pass the bundle
+summary = generation.summarize("THIS_DIRECTORY", texts, title="Title")  # texts: paragraphs
+bundle = generation.load_bundle("THIS_DIRECTORY")  # load once, summarize many: pass the bundle
 ```
 
 or, on a wikisum dataset, `wikisum decode --run THIS_DIRECTORY --data DATASET --out preds.jsonl`.

@@ -1,4 +1,5 @@
-"""Reading and writing Parquet shards through Beam's FileSystems (local paths and gs:// alike).
+"""Reading and writing Parquet shards by path or URL (local paths and gs:// alike, through
+:mod:`wikisum.core.files`).
 
 Every file is written under a temporary name beside its final one and renamed when whole, so a
 killed writer never leaves a half file under a name a reader would take. A job's set of shards
@@ -21,13 +22,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
+
+from wikisum.core import files
 
 
 def match(pattern: str) -> list[str]:
     """Sorted paths matching a glob; [] when none."""
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    return files.match(pattern)
 
 
 def require(pattern: str, hint: str) -> list[str]:
@@ -50,7 +51,7 @@ def iter_rows(paths: Iterable[str], columns: list[str] | None = None,
     """
     for path in paths:
         try:
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            with files.open_read(path) as f:
                 reader = pq.ParquetFile(f)
                 for batch in reader.iter_batches(batch_size=batch_rows, columns=columns):
                     yield from batch.to_pylist()
@@ -76,7 +77,7 @@ def temporary_name(path: str) -> str:
 def write_bytes(path: str, data: bytes) -> None:
     """``data`` to ``path`` atomically: a reader sees the old file, no file, or all of it."""
     tmp = temporary_name(path)
-    with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with files.open_write(tmp) as f:
         f.write(data)
     rename(tmp, path)
 
@@ -181,8 +182,7 @@ def _write_row_groups(ordered: Iterator[tuple[object, bytes]], local: str, schem
 def _copy_to(local: str, path: str) -> None:
     """A local file to ``path`` (any Beam filesystem) in chunks, written atomically."""
     tmp = temporary_name(path)
-    with open(local, "rb") as src, FileSystems.create(
-            tmp, compression_type=CompressionTypes.UNCOMPRESSED) as dst:
+    with open(local, "rb") as src, files.open_write(tmp) as dst:
         shutil.copyfileobj(src, dst, COPY_CHUNK)
     rename(tmp, path)
 
@@ -191,7 +191,7 @@ def rename(source: str, destination: str) -> None:
     """Move a file to ``destination``, replacing a file that is there (local folders are made).
 
     Never replaces a directory: what a command writes is checked before it runs
-    (:mod:`wikisum.pipeline.ownership`), and this is the last line of that defence.
+    (:mod:`wikisum.core.ownership`), and this is the last line of that defence.
 
     Raises:
         IsADirectoryError: ``destination`` is a directory (nothing is moved or deleted).
@@ -199,20 +199,20 @@ def rename(source: str, destination: str) -> None:
     if "://" not in destination:
         os.makedirs(os.path.dirname(os.path.abspath(destination)), exist_ok=True)
         if os.path.isdir(destination):
-            FileSystems.delete([source])
+            files.delete(source)
             raise IsADirectoryError(f"{destination} is a directory; a file is not written "
                                     "over it")
-    if FileSystems.exists(destination):
-        FileSystems.delete([destination])
-    FileSystems.rename([source], [destination])
+    if files.exists(destination):
+        files.delete(destination)
+    files.rename(source, destination)
 
 
 def remove_dir(path: str) -> None:
     """A folder and everything in it, if it is there (gs://: every object under the prefix)."""
     if "://" in path:
-        FileSystems.delete([path.rstrip("/") + "/"])
-    elif FileSystems.exists(path):
-        FileSystems.delete([path])
+        files.delete(path.rstrip("/") + "/")
+    elif files.exists(path):
+        files.delete(path)
 
 
 def complete_set(pattern: str, expected: int | None, what: str, rerun: str) -> list[str]:
@@ -249,14 +249,15 @@ def complete_set(pattern: str, expected: int | None, what: str, rerun: str) -> l
 
 
 def read_text(path: str) -> str:
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with files.open_read(path) as f:
         return f.read().decode("utf-8")
 
 
 def delete(pattern: str) -> None:
     paths = match(pattern)
     if paths:
-        FileSystems.delete(paths)
+        for path in paths:
+            files.delete(path)
 
 
 def row_count(path: str) -> int:
@@ -266,7 +267,7 @@ def row_count(path: str) -> int:
         CorruptShard: the file is truncated or not Parquet (the message names it).
     """
     try:
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        with files.open_read(path) as f:
             return pq.ParquetFile(f).metadata.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise CorruptShard(f"{path} is not a readable Parquet file ({exc}); rerun the job that "

@@ -11,7 +11,7 @@ Target lengths count wordpieces as decoding does, ``</s>`` included, after train
 ``max_target_tokens`` cut. At most :data:`SAMPLE_ROWS` rows are read (the shards are assigned by
 a hash of the id, so their first rows are a fair sample).
 
-``decode`` and :func:`wikisum.models.summarize` default ``max_len`` to twice the 99th
+``decode`` and :func:`wikisum.generation.summarize` default ``max_len`` to twice the 99th
 percentile, at most :data:`MAX_LEN_CAP`: a model that never emits ``</s>`` stops at about twice
 the longest usual target instead of running on. A run without the file (trained before it
 existed) gets :data:`FALLBACK_MAX_LEN`, with a warning.
@@ -43,7 +43,7 @@ def percentile(ordered: list[int], q: float) -> int:
 def target_lengths(dataset, max_target_tokens: int | None = None, split: str = "train",
                    rows: int = SAMPLE_ROWS) -> dict | None:
     """The target-length statistics of (the first ``rows`` rows of) ``split`` of a
-    :class:`wikisum.pipeline.loader.Dataset`; None when it has no non-empty target."""
+    :class:`wikisum.core.loader.Dataset`; None when it has no non-empty target."""
     column = dataset.target_column
     lengths, read = [], 0
     for row in islice(dataset.rows(split, [column]), rows):
@@ -63,7 +63,7 @@ def target_lengths(dataset, max_target_tokens: int | None = None, split: str = "
 
 def write(run: str | Path, dataset, max_target_tokens: int | None = None) -> dict | None:
     """Compute the statistics of ``dataset`` and write them to ``RUN/data_stats.json``."""
-    from wikisum.models.checkpoint import write_text_atomically
+    from wikisum.training.checkpoint import write_text_atomically
 
     stats = target_lengths(dataset, max_target_tokens)
     if stats is not None:

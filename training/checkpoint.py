@@ -9,15 +9,15 @@ A run directory holds everything needed to use the model::
     RUN/checkpoints/best.pt     with early stopping (``patience``): the checkpoint of the step
                                 with the lowest dev perplexity so far
     RUN/log.jsonl               one JSON object a line: training steps, dev perplexity, events
-    RUN/summary.json            what :func:`wikisum.models.training.train` returned last
-    RUN/data_stats.json         the training targets' lengths (:mod:`wikisum.models.datastats`)
+    RUN/summary.json            what :func:`wikisum.training.loop.train` returned last
+    RUN/data_stats.json         the training targets' lengths (:mod:`wikisum.training.datastats`)
     RUN/tensorboard/            the same scalars, with ``log_to`` tensorboard
     RUN/wandb.json              the Weights & Biases run id, with ``log_to`` wandb
 
 A checkpoint holds the model, optimizer and scheduler, the step, the RNG states (python, numpy,
 torch, CUDA) of every rank and the data position (epoch, batches and examples taken), so a run
 killed after step k and started again with the same ``--out`` trains steps k+1.. exactly as an
-uninterrupted run would (bit for bit on CPU; see :class:`wikisum.models.batching.BatchStream`).
+uninterrupted run would (bit for bit on CPU; see :class:`wikisum.training.batching.BatchStream`).
 Files are written to a temporary name and renamed, so a reader sees the old file or the new one.
 
 Which checkpoint a run directory stands for (:func:`load`, hence ``wikisum decode``, ``export``,
@@ -40,9 +40,9 @@ import numpy as np
 import torch
 
 from wikisum import models
-from wikisum.models import runpaths
-from wikisum.models.config import TrainConfig
-from wikisum.pipeline import vocab
+from wikisum.core import vocab
+from wikisum.training import runpaths
+from wikisum.training.config import TrainConfig
 
 CHECKPOINT_FORMAT = 1
 CHECKPOINT_RE = re.compile(r"^step-(\d+)\.pt$")

@@ -29,9 +29,9 @@ from itertools import islice
 
 import pyarrow as pa
 
+from wikisum.core import shards
+from wikisum.core.loader import Dataset, Example
 from wikisum.models.base import Batch, make_batch
-from wikisum.pipeline import shards
-from wikisum.pipeline.loader import Dataset, Example
 
 # Reasons an example is skipped; each is counted.
 EMPTY_TARGET = "empty_target"

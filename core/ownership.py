@@ -16,7 +16,7 @@ wrote there, not by its name:
   refused. A missing file is free.
 
 Everything here is a pure check over the filesystem or a small record write; nothing heavy is
-imported (Beam's FileSystems only for URLs such as ``gs://``).
+imported (URLs such as ``gs://`` through :mod:`wikisum.core.files`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from wikisum.core import files
 
 MARKER = ".wikisum"
 FILES = ".wikisum-files.json"
@@ -53,11 +55,11 @@ class Output:
             raise ValueError(f"kind must be dir or file, got {self.kind!r}")
 
 
-# -- filesystem access: local paths with os, URLs through Beam's FileSystems ----------------
+# -- filesystem access: local paths with os, URLs through wikisum.core.files ---------------
 
 
 def _is_url(path: str) -> bool:
-    return "://" in path
+    return files.is_url(path)
 
 
 def _join(folder: str, name: str) -> str:
@@ -68,9 +70,7 @@ def _join(folder: str, name: str) -> str:
 
 def _exists(path: str) -> bool:
     if _is_url(path):
-        from apache_beam.io.filesystems import FileSystems
-
-        return FileSystems.exists(path)
+        return files.exists(path)
     return os.path.lexists(path)
 
 
@@ -83,11 +83,7 @@ def _is_dir(path: str) -> bool:
 def _entries(folder: str, limit: int) -> list[str]:
     """Up to ``limit`` names in ``folder`` (for a URL, objects under the prefix)."""
     if _is_url(folder):
-        from apache_beam.io.filesystems import FileSystems
-
-        prefix = folder.rstrip("/") + "/"
-        found = FileSystems.match([prefix + "*"], limits=[limit])[0].metadata_list
-        return [m.path[len(prefix):] for m in found]
+        return files.entries(folder, limit)
     names = []
     with os.scandir(folder) as it:
         for entry in it:
@@ -98,21 +94,13 @@ def _entries(folder: str, limit: int) -> list[str]:
 
 
 def _read(path: str) -> bytes:
-    if _is_url(path):
-        from apache_beam.io.filesystems import FileSystems
-
-        with FileSystems.open(path) as f:
-            return f.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return files.read_bytes(path)
 
 
 def _write(path: str, data: bytes) -> None:
     """``data`` to ``path``, whole or not at all."""
     if _is_url(path):
-        from apache_beam.io.filesystems import FileSystems
-
-        with FileSystems.create(path) as f:
+        with files.open_write(path) as f:
             f.write(data)
         return
     folder = os.path.dirname(os.path.abspath(path))
@@ -125,9 +113,7 @@ def _write(path: str, data: bytes) -> None:
 
 def _delete(path: str) -> None:
     if _is_url(path):
-        from apache_beam.io.filesystems import FileSystems
-
-        FileSystems.delete([path])
+        files.delete(path)
     else:
         os.remove(path)
 
@@ -255,14 +241,7 @@ def remove_dir(path: str, command: str) -> None:
         return
     if not is_ours_dir(path, command):
         raise NotOurs(f"{path} is not an output of `wikisum {command}`; not deleting it")
-    if _is_url(path):
-        from apache_beam.io.filesystems import FileSystems
-
-        FileSystems.delete([path.rstrip("/") + "/"])
-    else:
-        import shutil
-
-        shutil.rmtree(path)
+    files.delete(path.rstrip("/") + "/" if _is_url(path) else path)
 
 
 # -- file outputs --------------------------------------------------------------------------

@@ -5,9 +5,9 @@
     summary = train(config)                  # resumes from runs/t-dmca/checkpoints if any
     loaded = load("runs/t-dmca")             # model (eval mode), configs, tokenizer
 
-The configuration is :mod:`wikisum.models.config`'s, checkpoints and the run directory
-:mod:`wikisum.models.checkpoint`'s, processes :mod:`wikisum.models.runtime`'s and the log
-:mod:`wikisum.models.runlog`'s; this module holds the schedule and the training loop.
+The configuration is :mod:`wikisum.training.config`'s, checkpoints and the run directory
+:mod:`wikisum.training.checkpoint`'s, processes :mod:`wikisum.training.runtime`'s and the log
+:mod:`wikisum.training.runlog`'s; this module holds the schedule and the training loop.
 
 Optimisation: Adam (AdamW, i.e. decoupled decay, when ``weight_decay > 0``) with the learning rate
 of :func:`learning_rate`, gradient clipping by global norm, and gradient accumulation over
@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 import torch
 import torch.distributed as dist
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
 from wikisum import models
-from wikisum.models import batching, datastats, runpaths
-from wikisum.models.checkpoint import (
+from wikisum.core import files
+from wikisum.core.loader import Dataset
+from wikisum.training import batching, datastats, runpaths
+from wikisum.training.checkpoint import (
     BEST,
     CHECKPOINT_FORMAT,
     Loaded,
@@ -57,7 +57,7 @@ from wikisum.models.checkpoint import (
     set_rng_state,
     write_text_atomically,
 )
-from wikisum.models.config import (
+from wikisum.training.config import (
     ConfigError,
     TrainConfig,
     auto_preset,
@@ -66,9 +66,8 @@ from wikisum.models.config import (
     model_field_types,
     probe_config,
 )
-from wikisum.models.runlog import RunLog, check_log_targets
-from wikisum.models.runtime import Processes, processes
-from wikisum.pipeline.loader import Dataset
+from wikisum.training.runlog import RunLog, check_log_targets
+from wikisum.training.runtime import Processes, processes
 
 # TrainConfig fields that may differ when a run is resumed: they change how long it runs and what
 # it reports, never what a step computes.
@@ -117,17 +116,17 @@ def scheduler(optimizer: torch.optim.Optimizer, warmup: int) -> torch.optim.lr_s
 def find_vocab(dataset: Dataset) -> str:
     """The dataset's sentencepiece model: dataset.json's path as written, or beside the data."""
     recorded = dataset.info.get("vocab") or "vocab.model"
-    candidates = [recorded, FileSystems.join(dataset.dir, recorded),
-                  FileSystems.join(dataset.dir, Path(recorded).name)]
+    candidates = [recorded, files.join(dataset.dir, recorded),
+                  files.join(dataset.dir, Path(recorded).name)]
     for path in candidates:
-        if FileSystems.exists(path):
+        if files.exists(path):
             return path
     raise FileNotFoundError(f"the vocabulary of {dataset.dir} is not found; tried "
                             f"{', '.join(candidates)}")
 
 
 def copy_file(source: str, target: Path) -> None:
-    with FileSystems.open(source, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with files.open_read(source) as f:
         content = f.read()
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_bytes(content)
@@ -264,8 +263,8 @@ class Settled:
 
 def settle_auto(config: TrainConfig, state: dict | None, device_type: str) -> Settled:
     """``preset="auto"`` and ``warmup_steps=None`` made concrete: a resumed run keeps what its
-    checkpoint has; a new one gets :func:`~wikisum.models.config.auto_preset` of the device and
-    :func:`~wikisum.models.config.default_warmup` of its steps. The concrete values are what
+    checkpoint has; a new one gets :func:`~wikisum.training.config.auto_preset` of the device and
+    :func:`~wikisum.training.config.default_warmup` of its steps. The concrete values are what
     the run records, so they never change under a resumed run (say, with more --steps)."""
     saved = state["train_config"] if state is not None else {}
     changes: dict[str, Any] = {}
@@ -576,7 +575,7 @@ class _Trainer:
         make little sense for the run; rank 0 only."""
         if not self.procs.main:
             return
-        from wikisum.workflows.progress import say
+        from wikisum.core.progress import say
 
         c = self.config
         preset = c.preset + (f" ({self.auto.chosen['preset']}; --preset to choose)"
@@ -596,14 +595,14 @@ class _Trainer:
     def _progress(self, end: int):
         if not self.procs.main:
             return None
-        from wikisum.workflows.progress import Progress
+        from wikisum.core.progress import Progress
 
         return Progress(f"train {self.name}", total=end, unit="steps", initial=self.step)
 
     def _estimate(self, seconds: float, tokens: float, updates: int, end: int) -> str:
         """'measured ...: about T for the N updates left' from this invocation's first
         updates (dev evaluations and checkpoints come on top)."""
-        from wikisum.workflows.progress import format_seconds
+        from wikisum.core.progress import format_seconds
 
         per_update = seconds / max(updates, 1)
         left = end - self.step

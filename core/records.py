@@ -9,7 +9,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from wikisum.pipeline.wikitext import Section
+
+@dataclass(frozen=True)
+class Section:
+    """A headed section: its plain-text title, heading level (2 for `==`) and plain-text body."""
+
+    title: str
+    level: int
+    text: str
+
 
 # Stages of the accounting in summary.json and the dead letters.
 PAGES = "pages"  # dump pages -> articles

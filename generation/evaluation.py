@@ -8,7 +8,7 @@ ASCII letters and digits; other characters separate tokens) and one reference pe
 Scores are macro-averaged: the mean over examples of each example's F1, precision and recall.
 
 With ``bootstrap=N``, :func:`summarize` adds a percentile bootstrap interval to every score
-(:mod:`wikisum.pipeline.stats`), from the per-example scores of :func:`per_example_scores`.
+(:mod:`wikisum.core.stats`), from the per-example scores of :func:`per_example_scores`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from rouge_score import rouge_scorer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from wikisum.pipeline import stats
+from wikisum.core import stats
 
 # ROUGE-L is rouge-score's "rougeL": one longest common subsequence over the whole text, no
 # sentence splitting. That is the computation of tensor2tensor's rouge_l_sentence_level, which
@@ -336,7 +336,7 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
     """System B against system A on the same examples: ``records_a[i]`` and ``records_b[i]``
     must be the same example (the caller pairs them, e.g. by id). Each file's
     :func:`summarize` (with intervals) and, for every score in :data:`COMPARED`, a
-    :func:`wikisum.pipeline.stats.paired_bootstrap` of ``B - A``: mean difference, its
+    :func:`wikisum.core.stats.paired_bootstrap` of ``B - A``: mean difference, its
     percentile interval, a two-sided approximate randomization p-value and a one-line verdict
     (in display units: ROUGE and shares in percentage points).
 

@@ -13,11 +13,9 @@ import logging
 from dataclasses import dataclass
 
 import sentencepiece as spm
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import outputs, shards
-from wikisum.pipeline.records import stable_hash
+from wikisum.core import files, outputs, shards
+from wikisum.core.records import stable_hash
 
 log = logging.getLogger("wikisum.vocab")
 
@@ -110,7 +108,7 @@ def load(path: str) -> spm.SentencePieceProcessor:
     Raises:
         ValueError: the file is truncated or not a sentencepiece model (the message names it).
     """
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with files.open_read(path) as f:
         data = f.read()
     try:
         return spm.SentencePieceProcessor(model_proto=data)

@@ -24,7 +24,7 @@ import torch
 import yaml
 
 from wikisum import models
-from wikisum.models import runpaths
+from wikisum.training import runpaths
 
 PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
 # preset="auto": the preset for the device the run starts on (CPU: small enough to train there).
@@ -417,9 +417,9 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
 
 def dataset_setting(path: str) -> str:
     """The dataset directory a ``data`` setting names: the root of a `wikisum build` names its
-    data/ (:func:`wikisum.pipeline.outputs.dataset_dir`), so that the run records the
+    data/ (:func:`wikisum.core.outputs.dataset_dir`), so that the run records the
     directory it reads. A path that names no dataset is kept: reading it says so."""
-    from wikisum.pipeline import outputs
+    from wikisum.core import outputs
 
     try:
         return outputs.dataset_dir(path)

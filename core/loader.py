@@ -23,10 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
-from wikisum.pipeline import outputs, shards
+from wikisum.core import files, outputs, shards
 
 
 @dataclass(frozen=True)
@@ -93,9 +91,9 @@ def resolve_info(info: dict, data_dir: str) -> dict:
             return path
         name = os.path.basename(path.rstrip("/"))
         parent = outputs.resolve_path("..", data_dir)
-        for candidate in (outputs.resolve_path(path, data_dir), FileSystems.join(data_dir, name),
-                          FileSystems.join(parent, name)):
-            if FileSystems.exists(candidate):
+        for candidate in (outputs.resolve_path(path, data_dir), files.join(data_dir, name),
+                          files.join(parent, name)):
+            if files.exists(candidate):
                 return candidate
         return path
 
@@ -113,11 +111,11 @@ def resolve_info(info: dict, data_dir: str) -> dict:
 
 def exemplars_path(data_dir: str, split: str) -> str:
     """Where ``wikisum exemplars`` writes the retrieved exemplar of each ``split`` example."""
-    return FileSystems.join(data_dir, f"exemplars-{split}.parquet")
+    return files.join(data_dir, f"exemplars-{split}.parquet")
 
 
 def _read_columns(path: str, columns: list[str]):
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    with files.open_read(path) as f:
         return pq.read_table(f, columns=columns)
 
 
@@ -136,7 +134,7 @@ class Dataset:
     def __init__(self, data_dir: str):
         # A build's root reads as its data/ (outputs.dataset_dir, which raises naming both).
         self.dir = data_dir = outputs.dataset_dir(data_dir)
-        info_path = FileSystems.join(data_dir, outputs.DATASET_RECORD)
+        info_path = files.join(data_dir, outputs.DATASET_RECORD)
         try:
             self.info = resolve_info(json.loads(shards.read_text(info_path)), data_dir)
         except OSError as exc:
@@ -159,7 +157,7 @@ class Dataset:
         Raises:
             IncompleteOutput: shards are missing, or left by another run.
         """
-        pattern = FileSystems.join(self.dir, f"{split}-*.parquet")
+        pattern = files.join(self.dir, f"{split}-*.parquet")
         rows = self.info.get("rows")
         if isinstance(rows, dict) and split not in rows:
             if shards.match(pattern):
@@ -184,7 +182,7 @@ class Dataset:
         if isinstance(rows, dict):
             names = set(rows)
         else:
-            pattern = FileSystems.join(self.dir, "*-*-of-*.parquet")
+            pattern = files.join(self.dir, "*-*-of-*.parquet")
             names = {os.path.basename(p).rsplit("-", 3)[0] for p in shards.match(pattern)}
         known = [s for s in SPLITS if s in names]
         return known + sorted(names - set(known))

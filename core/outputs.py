@@ -9,9 +9,7 @@ import json
 import os
 import posixpath
 
-from apache_beam.io.filesystems import FileSystems
-
-from wikisum.pipeline import shards
+from wikisum.core import files, shards
 
 # ``wikisum ingest``: OUT/articles/articles-SSSSS-of-NNNNN.parquet, and OUT/summary.json written
 # last (with the number of shards of each set).
@@ -20,7 +18,7 @@ INGEST_SUMMARY = "summary.json"
 
 def article_shards_pattern(out: str) -> str:
     """The glob of the article shards an ingest run wrote into ``out``."""
-    return FileSystems.join(out, "articles", "articles-*.parquet")
+    return files.join(out, "articles", "articles-*.parquet")
 
 
 def read_summary(out: str) -> dict:
@@ -29,8 +27,8 @@ def read_summary(out: str) -> dict:
     Raises:
         IncompleteOutput: there is none: the job never ran there, or did not finish.
     """
-    path = FileSystems.join(out, INGEST_SUMMARY)
-    if not FileSystems.exists(path):
+    path = files.join(out, INGEST_SUMMARY)
+    if not files.exists(path):
         raise shards.IncompleteOutput(
             f"{out} holds no finished ingest output ({INGEST_SUMMARY} is written last and is "
             "missing: the job did not run there, or did not finish); rerun `wikisum ingest "
@@ -68,15 +66,15 @@ def dataset_dir(path: str) -> str:
         FileNotFoundError: neither holds dataset.json; the message names both paths and the
             commands that write them.
     """
-    inside = FileSystems.join(path, BUILD_DATA)
+    inside = files.join(path, BUILD_DATA)
     for candidate in (path, inside):
-        if FileSystems.exists(FileSystems.join(candidate, DATASET_RECORD)):
+        if files.exists(files.join(candidate, DATASET_RECORD)):
             return candidate
     missing = "://" not in path and not os.path.exists(path)
     raise FileNotFoundError(
         f"{path} {'does not exist' if missing else 'is not a dataset'}: "
-        f"{FileSystems.join(path, DATASET_RECORD)} not found (`wikisum rank` and `wikisum "
-        f"convert-pairs` write it into their --out), nor {FileSystems.join(inside, DATASET_RECORD)}"
+        f"{files.join(path, DATASET_RECORD)} not found (`wikisum rank` and `wikisum "
+        f"convert-pairs` write it into their --out), nor {files.join(inside, DATASET_RECORD)}"
         " (`wikisum build` writes it into OUT/data)")
 
 

@@ -14,7 +14,6 @@ runs show none of it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
@@ -405,22 +404,3 @@ class JobProgress:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
 
-
-def watch_job(what: str, options, key: str, unit: str | None = None, total=None,
-              others: tuple[str, ...] = ()):
-    """A ``with`` block around a Beam job's run: a :class:`JobProgress` where the runner is
-    local; a dry run shows nothing; on another runner (Dataflow) one line says where progress
-    is shown, and nothing here waits on the runner (Dataflow's job page shows the job's
-    counters, in the ``wikisum`` namespace, and its workers log their own progress lines)."""
-    from apache_beam.options.pipeline_options import StandardOptions
-
-    from wikisum.pipeline.beamio import is_dry_run
-
-    if options is None or is_dry_run(options):
-        return contextlib.nullcontext()
-    runner = options.view_as(StandardOptions).runner
-    if not is_local_runner(runner):
-        say(f"{what}: progress is on the {runner} job's page (counters in the 'wikisum' "
-            "namespace; workers log their own progress lines)", file=sys.stderr)
-        return contextlib.nullcontext()
-    return JobProgress(what, key, unit, total, others)
