@@ -60,7 +60,7 @@ class InputSpec:
         return f"{self.extractor}-{self.corpus}-{self.max_input_tokens}"
 
 
-# The model input the trainers read by default (models/config.py, `wikisum exemplars`).
+# The model input the trainers read by default (training/config.py, `wikisum exemplars`).
 DEFAULT_INPUT = InputSpec("tfidf", "combined", 500)
 
 

@@ -3,7 +3,7 @@
 A run directory holds everything needed to use the model::
 
     RUN/config.json             model name, model config, train config, dataset special ids;
-                                the dataset's path relative to RUN (see models/runpaths.py)
+                                the dataset's path relative to RUN (see training/runpaths.py)
     RUN/vocab.model             the sentencepiece model of the data, copied
     RUN/checkpoints/step-N.pt   the last ``keep_checkpoints`` checkpoints
     RUN/checkpoints/best.pt     with early stopping (``patience``): the checkpoint of the step

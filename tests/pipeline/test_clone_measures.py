@@ -97,7 +97,7 @@ def test_function_word_lists():
 def test_clone_recall_dispatches_on_the_measure():
     lead, page = "The cat sat on the mat.", "the cat and the dog"
     assert CLONE_MEASURES == ("unigram", "content")
-    assert DEFAULT_CLONE_MEASURE == "content"  # the better detector in bench/clones.py
+    assert DEFAULT_CLONE_MEASURE == "content"  # the better detector in experiments/clones/run.py
     assert clone_recall(lead, page) == content_recall(lead, page)
     assert clone_recall(lead, page, "unigram") == lead_recall(lead, page)
     assert clone_recall(lead, page, "unigram", "de") == lead_recall(lead, page)

@@ -313,8 +313,8 @@ def test_filter_paragraphs_keeps_order_and_reports_drops():
 @pytest.mark.shared_data
 def test_filter_keeps_recall_and_raises_precision_on_real_pages(shared_data):
     """On real pages with known main-text snippets, the filter loses no article snippet the
-    extraction found and removes some furniture snippets (bench/extraction.py measures the
-    whole set)."""
+    extraction found and removes some furniture snippets (experiments/extraction/run.py
+    measures the whole set)."""
     import json
 
     folder = shared_data / "extraction"

@@ -1,6 +1,6 @@
-"""One spelling per option across commands (README, "Option names"), retired spellings kept as
-hidden aliases, one parser for byte sizes, and the light defaults --help shows kept equal to
-the pipeline's."""
+"""One spelling per option across commands (docs/commands.md, "Option names"), retired
+spellings kept as hidden aliases, one parser for byte sizes, and the light defaults --help
+shows kept equal to the pipeline's."""
 
 from __future__ import annotations
 

@@ -61,11 +61,11 @@ band's middle rounded down to the grid.
 
 Run by hand, never by CI (about 20 s on 2 cores)::
 
-    .venv/bin/python bench/clones.py
-    .venv/bin/python bench/clones.py --jobs 4 --examples 40
+    .venv/bin/python experiments/clones/run.py
+    .venv/bin/python experiments/clones/run.py --jobs 4 --examples 40
 
 It prints the figures and writes them, the machine and the command line to
-``bench/results/clones.json`` (``--out`` to change).
+``experiments/results/clones.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from machine import command_line, describe, write_results  # noqa: E402
@@ -95,7 +95,7 @@ from wikisum.core.text import sentences, words  # noqa: E402
 from wikisum.pipeline.clones import content_words  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-DEFAULT_OUT = ROOT / "bench" / "results" / "clones.json"
+DEFAULT_OUT = ROOT / "experiments" / "results" / "clones.json"
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 QUANTILES = (0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0)
 MEASURES = ("unigram", "content", "content_fallback")

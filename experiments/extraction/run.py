@@ -36,11 +36,11 @@ for the filter, what each drop reason removed: paragraphs, and how many ``with``
 
 Run by hand, never by CI (about a minute on 2 cores)::
 
-    .venv/bin/python bench/extraction.py
-    .venv/bin/python bench/extraction.py --limit 100 --examples 5   # a smoke run, with examples
+    .venv/bin/python experiments/extraction/run.py
+    .venv/bin/python experiments/extraction/run.py --limit 100 --examples 5   # a smoke run
 
 It prints the figures and writes them, the machine and the command line to
-``bench/results/extraction.json`` (``--out`` to change).
+``experiments/results/extraction.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -55,13 +55,13 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from machine import command_line, describe, write_results  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
-DEFAULT_OUT = ROOT / "bench" / "results" / "extraction.json"
+DEFAULT_OUT = ROOT / "experiments" / "results" / "extraction.json"
 VARIANTS = ("trafilatura_default", "ours_unfiltered", "ours_filtered", "ours_previous_filter")
 SHINGLE = 3
 

@@ -7,7 +7,7 @@ example often retrieves a near copy of itself, whose headline is its own; a dev 
 rarely does. ``--max-similarity S`` makes a training example skip candidates whose source has a
 cosine above S with its own, and those whose target equals its own. This measures, on the 10,000
 training and 1,000 validation pairs of ``../shared/data/gigaword`` (converted as
-``bench/headlines.py`` does: ``convert-pairs`` train with an 8,000-type BPE, then
+``experiments/headlines/run.py`` does: ``convert-pairs`` train with an 8,000-type BPE, then
 ``valid.*.filter.txt`` as split ``dev``):
 
 * the top-1 cosine of dev (unchanged by S) and of train without the rules (S = 1);
@@ -20,11 +20,12 @@ training and 1,000 validation pairs of ``../shared/data/gigaword`` (converted as
 
 Run by hand, never by CI (about a minute on 2 cores)::
 
-    .venv/bin/python bench/exemplar_leakage.py
-    .venv/bin/python bench/exemplar_leakage.py --dataset bench/results/headlines/data  # reuse
+    .venv/bin/python experiments/exemplar_leakage/run.py
+    .venv/bin/python experiments/exemplar_leakage/run.py \\
+        --dataset experiments/results/headlines/data  # reuse the headlines run's conversion
 
 It prints the table and writes every figure, the machine and the command line to
-``bench/results/exemplar_leakage.json`` (``--out`` to change).
+``experiments/results/exemplar_leakage.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -49,8 +50,9 @@ from wikisum.core.loader import Dataset  # noqa: E402
 from wikisum.pipeline import exemplars  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "gigaword"
-RESULTS = ROOT / "bench" / "results"
-# split -> (source lines, target lines), as bench/headlines.py converts them
+RESULTS = ROOT / "experiments" / "results"
+SCRIPT = "experiments/exemplar_leakage/run.py"
+# split -> (source lines, target lines), as experiments/headlines/run.py converts them
 FILES = {"train": ("train.article.txt", "train.title.txt"),
          "dev": ("valid.article.filter.txt", "valid.title.filter.txt")}
 GRID = (0.5, 0.6, 0.7, 0.75) + tuple(round(0.8 + i / 100, 2) for i in range(21))
@@ -58,12 +60,12 @@ QUANTILES = (0.5, 0.9, 0.99)
 
 
 def prepare(folder: Path, work: Path, vocab_size: int) -> Path:
-    """Convert train, then dev, into ``work/data``, as bench/headlines.py does."""
+    """Convert train, then dev, into ``work/data``, as experiments/headlines/run.py does."""
     from wikisum.pipeline import pairs
 
     missing = [name for files in FILES.values() for name in files if not (folder / name).is_file()]
     if missing:
-        raise SystemExit(f"bench/exemplar_leakage.py: {folder} lacks {', '.join(missing)}: pass "
+        raise SystemExit(f"{SCRIPT}: {folder} lacks {', '.join(missing)}: pass "
                          "--data a folder of Gigaword pairs (../shared/data/gigaword/MANIFEST.md)")
     data = work / "data"
     if data.exists():
@@ -181,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="Gigaword pairs in the Rush et al. format (default: %(default)s)")
     parser.add_argument("--dataset", type=Path, metavar="DIR",
                         help="an already converted dataset (train and dev splits), e.g. "
-                             "bench/headlines.py's work/data; default: convert --data into "
-                             "--work/data")
+                             "experiments/headlines/run.py's work/data; default: convert --data "
+                             "into --work/data")
     parser.add_argument("--work", type=Path, default=RESULTS / "exemplar-leakage", metavar="DIR",
                         help="where --data is converted to (default: %(default)s)")
     parser.add_argument("--vocab-size", type=int, default=8000,
-                        help="BPE types, as bench/headlines.py (default: %(default)s)")
+                        help="BPE types, as experiments/headlines/run.py (default: %(default)s)")
     parser.add_argument("--grid", type=float, nargs="+", default=list(GRID), metavar="S",
                         help="values of --max-similarity to measure (default: 0.5, 0.6, 0.7, "
                              "0.75, then 0.80 to 1.00 by 0.01)")
@@ -199,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     data = args.dataset or prepare(args.data, args.work, args.vocab_size)
     info = Dataset(str(data)).info
     if info.get("kind") != "pairs" or not {"train", "dev"} <= set(info.get("rows", {})):
-        raise SystemExit(f"bench/exemplar_leakage.py: {data} is not a pairs dataset with train "
+        raise SystemExit(f"{SCRIPT}: {data} is not a pairs dataset with train "
                          "and dev splits")
     started = time.perf_counter()
     measured = measure(data, tuple(sorted(set(args.grid))), args.workers)

@@ -21,7 +21,7 @@ What it measures, on the 10k training and 1k validation pairs of ``../shared/dat
 * **Retrieval time** of ``wikisum exemplars`` (``wikisum.pipeline.exemplars.run``): 10k train
   queries x 10k train sources, and 1k validation queries x 10k.
 
-Steps, all in ``--work`` (default ``bench/results/headlines/``, git-ignored):
+Steps, all in ``--work`` (default ``experiments/results/headlines/``, git-ignored):
 
     convert-pairs train (BPE, --vocab-size types) and valid.*.filter.txt as split "dev"
     exemplars (timed; training retrieval without near copies, the command's default)
@@ -34,13 +34,14 @@ The papers trained on 3.8M pairs with 25k BPE types; 10k pairs get a smaller voc
 by default) and models small enough to train on a CPU in minutes, so absolute scores are far
 below the papers'. Run by hand, never by CI::
 
-    .venv/bin/python bench/headlines.py --config configs/bench/headlines.yaml   # ~1.5 h, 2 cores
-    .venv/bin/python bench/headlines.py --quick    # a smoke run: 30 steps, 50 dev pairs
-    .venv/bin/python bench/headlines.py --rescore  # score the last run's predictions again
+    .venv/bin/python experiments/headlines/run.py --config configs/bench/headlines.yaml  # ~1.5 h
+    .venv/bin/python experiments/headlines/run.py --quick    # a smoke run: 30 steps, 50 dev pairs
+    .venv/bin/python experiments/headlines/run.py --rescore  # score the last run's predictions
 
 It prints the tables and writes every figure, the commands, the machine and the seeds to
-``bench/results/headlines.json`` (``--out``; ``headlines-quick.json`` with ``--quick``), the
-tables as Markdown beside it (``.md``) for docs/benchmarks.md, and the dev curves to ``--plot``.
+``experiments/results/headlines.json`` (``--out``; ``headlines-quick.json`` with ``--quick``), the
+tables as Markdown beside it (``.md``) for experiments/headlines/README.md, and the dev
+curves to ``--plot``.
 A rerun with ``--reuse`` keeps every run that finished (its result.json) and runs only the rest.
 """
 
@@ -59,11 +60,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "gigaword"
-RESULTS = ROOT / "bench" / "results"
+RESULTS = ROOT / "experiments" / "results"
+SCRIPT = "experiments/headlines/run.py"
 # The files of the data folder (its MANIFEST.md): split -> (source lines, target lines).
 FILES = {"train": ("train.article.txt", "train.title.txt"),
          "dev": ("valid.article.filter.txt", "valid.title.filter.txt")}
@@ -309,7 +311,7 @@ def child(spec_path: str) -> int:
 def check_data(folder: Path) -> None:
     missing = [name for pair in FILES.values() for name in pair if not (folder / name).is_file()]
     if missing:
-        raise SystemExit(f"bench/headlines.py: {folder} lacks {', '.join(missing)}: pass --data "
+        raise SystemExit(f"{SCRIPT}: {folder} lacks {', '.join(missing)}: pass --data "
                          "a folder of Gigaword pairs in the Rush et al. format (see "
                          "../shared/data/gigaword/MANIFEST.md)")
 
@@ -805,7 +807,7 @@ def _test(t: dict, scale: float = 100.0) -> str:
 
 def markdown(analysis: dict, prefix: dict, results: dict[str, dict], retrieved: dict,
              settings: Settings) -> str:
-    """The Headlines tables for docs/benchmarks.md."""
+    """The Headlines tables for experiments/headlines/README.md."""
     from wikisum.core.stats import format_p
 
     out = ["| system | parameters | seeds | best update | dev ppl | R-1 | R-2 | R-L | words "
@@ -952,11 +954,11 @@ def rescore(out: Path, plot: Path | None) -> int:
     from wikisum.core import vocab
 
     if not out.is_file():
-        raise SystemExit(f"bench/headlines.py: {out} not found: --rescore reads the results of "
+        raise SystemExit(f"{SCRIPT}: {out} not found: --rescore reads the results of "
                          "an earlier run")
     record = json.loads(out.read_text("utf-8"))
     if "runs" not in record:
-        raise SystemExit(f"bench/headlines.py: {out} is from an older version of this script "
+        raise SystemExit(f"{SCRIPT}: {out} is from an older version of this script "
                          "(no per-seed runs): run the benchmark again")
     settings = Settings(**record["settings"])
     tokenizer = vocab.load(str(Path(settings.data) / "vocab.model"))
@@ -968,7 +970,7 @@ def rescore(out: Path, plot: Path | None) -> int:
     record["prefix_baseline"] = prefix_baseline(Path(record["data_folder"]),
                                                 settings.decode_limit)
     record["rescored"] = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                          "command": shlex.join(["python", "bench/headlines.py", *sys.argv[1:]])}
+                          "command": shlex.join(["python", SCRIPT, *sys.argv[1:]])}
     finish(record, out, plot)
     return 0
 
@@ -988,9 +990,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, metavar="DIR",
                    help="Gigaword pairs (default: ../shared/data/gigaword)")
     p.add_argument("--work", type=Path, metavar="DIR",
-                   help="converted data and runs (default: bench/results/headlines[-quick])")
+                   help="converted data and runs (default: experiments/results/headlines[-quick])")
     p.add_argument("--out", type=Path, metavar="RESULTS.json",
-                   help="results (default: bench/results/headlines[-quick].json); the tables "
+                   help="results (default: experiments/results/headlines[-quick].json); the tables "
                         "go beside it as .md")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="dev curves (default: beside --out, .png)")
@@ -1083,7 +1085,7 @@ def main(argv: list[str] | None = None) -> int:
     host["loadavg_end"] = list(os.getloadavg())
     record = {
         "bench": "headlines", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": shlex.join(["python", "bench/headlines.py", *(argv or sys.argv[1:])]),
+        "command": shlex.join(["python", SCRIPT, *(argv or sys.argv[1:])]),
         "machine": host, "data_folder": str(args.data), "work": str(work), "data": data,
         "settings": asdict(settings), "seeds": args.seeds, "trend_sizes": args.trend,
         "resamples": args.bootstrap, "wfe_weight": WFE_WEIGHT, "prefix_words": PREFIX_WORDS,

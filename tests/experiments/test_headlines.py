@@ -1,5 +1,5 @@
-"""bench/headlines.py: the plan of runs, the prefix baseline's ids and the analysis over seeds
-(paired tests, the trend), on small files written here: nothing is trained."""
+"""experiments/headlines/run.py: the plan of runs, the prefix baseline's ids and the analysis
+over seeds (paired tests, the trend), on small files written here: nothing is trained."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def headlines():
-    path = ROOT / "bench" / "headlines.py"
-    spec = importlib.util.spec_from_file_location("bench_headlines", path)
+    path = ROOT / "experiments" / "headlines" / "run.py"
+    spec = importlib.util.spec_from_file_location("experiment_headlines", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     try:

@@ -40,11 +40,11 @@ What it measures:
 
 Run by hand, never by CI (about 3 minutes on 2 cores)::
 
-    .venv/bin/python bench/dedup.py
-    .venv/bin/python bench/dedup.py --articles 1 --repeats 1 --sample 300   # a smoke run
+    .venv/bin/python experiments/dedup/run.py
+    .venv/bin/python experiments/dedup/run.py --articles 1 --repeats 1 --sample 300   # a smoke run
 
 It prints the figures and writes them, the machine and the command line to
-``bench/results/dedup.json`` (``--out`` to change).
+``experiments/results/dedup.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import options  # noqa: E402
@@ -75,7 +75,7 @@ from wikisum.core.text import sentences, words  # noqa: E402
 from wikisum.pipeline import dedup  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
-DEFAULT_OUT = ROOT / "bench" / "results" / "dedup.json"
+DEFAULT_OUT = ROOT / "experiments" / "results" / "dedup.json"
 # Paragraphs shorter than this are left out of the pages (headings, buttons, captions).
 PAGE_MIN_WORDS = 5
 SIZES = (20, 100, 500)

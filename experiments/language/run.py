@@ -35,11 +35,11 @@ What it measures:
 
 Run by hand, never by CI (about 40 seconds on 2 cores)::
 
-    .venv/bin/python bench/language.py
-    .venv/bin/python bench/language.py --limit 100      # a smoke run
+    .venv/bin/python experiments/language/run.py
+    .venv/bin/python experiments/language/run.py --limit 100      # a smoke run
 
 It prints the figures and writes them, the machine and the command line to
-``bench/results/language.json`` (``--out`` to change).
+``experiments/results/language.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from collections import Counter, defaultdict  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from machine import command_line, describe, write_results  # noqa: E402
@@ -68,7 +68,7 @@ from machine import command_line, describe, write_results  # noqa: E402
 from wikisum.pipeline import language  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
-DEFAULT_OUT = ROOT / "bench" / "results" / "language.json"
+DEFAULT_OUT = ROOT / "experiments" / "results" / "language.json"
 
 # `<html ... lang="de-DE">` (or xml:lang); pages may hold several <html> tags in conditional
 # comments, the first one with a lang attribute counts.
