@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from wikisum.models import training
-from wikisum.models.config import make_config
+from wikisum.training import loop as training
+from wikisum.training.config import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "train"
