@@ -51,8 +51,12 @@ class FsspecBackend:
         return fs.isdir(path)
 
     def match(self, pattern: str) -> list[str]:
+        """URLs spelt as ``pattern`` is (``memory://b/x``, not fsspec's ``memory:///b/x``)."""
         fs, path = self._fs(pattern)
-        return sorted(fs.unstrip_protocol(p) for p in fs.glob(path))
+        scheme, rest = pattern.split("://", 1)
+        lead = "" if rest.startswith("/") else "/"
+        return sorted(f"{scheme}://{p[len(lead):] if lead and p.startswith(lead) else p}"
+                      for p in fs.glob(path))
 
     def open_read(self, url: str) -> IO[bytes]:
         fs, path = self._fs(url)
