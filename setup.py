@@ -79,9 +79,25 @@ EXTRAS = {
         "datasets>=2.16",
     ],
 }
-# The sdist a Beam job stages for its workers (wikisum.pipeline.beamio.launch sets this while
-# Beam builds it): the base layer and stage one; the workers never import torch.
-WORKERS = os.environ.get("WIKISUM_PACKAGE") == "workers"
+
+
+def workers_build() -> bool:
+    """Whether this builds the package a Beam job stages for its workers: the base layer and
+    stage one, no torch (the workers never import it). Beam's stager builds that sdist while
+    wikisum.pipeline.beamio.packaged_for_workers sets WIKISUM_PACKAGE=workers; a worker's pip
+    then builds a wheel from the sdist, where the variable is unset, and the sdist's PKG-INFO
+    (listing apache-beam as a requirement of the install itself, not of an extra) says so."""
+    if os.environ.get("WIKISUM_PACKAGE") == "workers":
+        return True
+    pkg_info = os.path.join(os.path.dirname(os.path.abspath(__file__)), "PKG-INFO")
+    if not os.path.exists(pkg_info):  # a checkout, not an sdist
+        return False
+    with open(pkg_info, encoding="utf-8") as f:
+        return any(line.startswith("Requires-Dist: apache-beam") and "extra ==" not in line
+                   for line in f)
+
+
+WORKERS = workers_build()
 
 TOP_LEVEL = ["core", "extractors", "pipeline", "models", "training", "generation", "workflows"]
 

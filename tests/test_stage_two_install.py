@@ -188,8 +188,6 @@ def test_the_workers_sdist_lists_beam_and_not_torch(workers_sdist):
     assert {"numpy", "pyarrow", "fsspec"} <= base
 
 
-@pytest.mark.xfail(strict=True, reason="a worker's pip builds the staged sdist again, running "
-                   "setup.py without WIKISUM_PACKAGE, so the wheel it installs requires torch")
 def test_a_worker_installs_the_workers_sdist_without_torch(workers_sdist, tmp_path):
     """A Dataflow worker runs `pip install` on the staged sdist: pip builds a wheel from it, in
     the worker's environment, where `packaged_for_workers` never ran."""
