@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wikisum.core import files
+from wikisum.core.shards_config import DEFAULT_BUFFER_BYTES
 
 
 def match(pattern: str) -> list[str]:
@@ -93,10 +94,9 @@ def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-# A shard writer keeps at most this many bytes of (pickled) rows in memory; the rest is sorted
-# in runs on local disk and merged. Row groups hold about ROW_GROUP_BYTES of rows each, so a
-# reader's memory is bounded too.
-DEFAULT_BUFFER_BYTES = 256 * 1024 * 1024
+# A shard writer keeps at most DEFAULT_BUFFER_BYTES of (pickled) rows in memory (shards_config:
+# `--shard-buffer`); the rest is sorted in runs on local disk and merged. Row groups hold about
+# ROW_GROUP_BYTES of rows each, so a reader's memory is bounded too.
 ROW_GROUP_BYTES = 32 * 1024 * 1024
 ROW_GROUP_ROWS = 100_000
 COPY_CHUNK = 8 * 1024 * 1024

@@ -16,14 +16,13 @@ import sentencepiece as spm
 
 from wikisum.core import files, outputs, shards
 from wikisum.core.records import stable_hash
+from wikisum.core.vocab_config import DEFAULT_MAX_TEXTS, DEFAULT_SIZE
 
 log = logging.getLogger("wikisum.vocab")
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 TITLE_SEP = "<t>"  # between the title and the ranked paragraphs of a model input
 SEP = "<sep>"  # between input and target in decoder-only models (T-D, T-DMCA)
-DEFAULT_SIZE = 32000
-DEFAULT_MAX_TEXTS = 300_000
 MODEL_TYPES = ("unigram", "bpe")
 
 

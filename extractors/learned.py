@@ -20,6 +20,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from wikisum.core import files
 from wikisum.core.records import stable_hash
 from wikisum.core.text import words
+from wikisum.extractors import LEARNED_MAX_ARTICLES as DEFAULT_MAX_ARTICLES  # --help reads it
 
 log = logging.getLogger("wikisum.learned")
 
@@ -36,13 +37,12 @@ FEATURES = (
     "capital_share",  # share of capitalised tokens: names are in the lead
     "log_paragraphs",  # article-level: how many paragraphs compete
 )
-DEFAULT_MAX_ARTICLES = 5000
 
 
 def features(title: str, paragraphs: Sequence[str],
              sources: Sequence[str] | None = None) -> np.ndarray:
     """(n, len(FEATURES)) features of an article's paragraphs."""
-    from wikisum import extractors  # the registry imports this module lazily
+    from wikisum import extractors
 
     n = len(paragraphs)
     if n == 0:

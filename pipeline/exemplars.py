@@ -30,13 +30,16 @@ sparse product releases the GIL).
 
     DATA/exemplars-{split}.parquet (schema EXEMPLARS): id, exemplar_id, similarity; the schema
     metadata records max_similarity
+
+The configuration (:class:`ExemplarConfig`, the defaults, ``default_workers``) is in
+:mod:`wikisum.pipeline.exemplars_config`, which the command line reads without numpy or
+scikit-learn.
 """
 
 from __future__ import annotations
 
 import io
 import logging
-import os
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,16 +53,14 @@ from sklearn.preprocessing import normalize
 
 from wikisum.core import schemas, shards
 from wikisum.core.loader import Dataset, exemplars_path
+from wikisum.pipeline.exemplars_config import DEFAULT_MAX_CELLS, MAX_BLOCK, ExemplarConfig
+from wikisum.pipeline.exemplars_config import DEFAULT_MAX_SIMILARITY as DEFAULT_MAX_SIMILARITY
 
 log = logging.getLogger("wikisum.exemplars")
 
 TRAIN = "train"
 SPLIT_ORDER = ("train", "dev", "valid", "test")  # others follow, sorted
-DEFAULT_EXTRACTOR, DEFAULT_CORPUS, DEFAULT_MAX_INPUT_TOKENS = "tfidf", "combined", 500
-DEFAULT_MAX_CELLS = 1 << 24  # similarities per block and worker: 64 MiB of float32
-MAX_BLOCK = 1024  # larger blocks are no faster (cache) and delay progress reports
 TIE_TOLERANCE = 1e-5  # cosines closer than this are a tie (float32 sums differ by ~1e-7)
-DEFAULT_MAX_SIMILARITY = 0.9  # a training query skips candidates with a cosine above this
 NEAR_DUPLICATE = 0.9  # the statistic the summary reports: the share of top-1 cosines >= this
 
 Progress = Callable[[int, int], None]  # (rows done, rows total)
@@ -287,17 +288,6 @@ def check_max_similarity(value: float) -> float:
 # Datasets
 
 
-@dataclass(frozen=True)
-class ExemplarConfig:
-    data: str
-    extractor: str = DEFAULT_EXTRACTOR  # ranked datasets: whose model input is the source
-    corpus: str = DEFAULT_CORPUS
-    max_input_tokens: int = DEFAULT_MAX_INPUT_TOKENS
-    block_size: int | None = None  # None: auto_block_size
-    workers: int = 1
-    max_similarity: float = DEFAULT_MAX_SIMILARITY  # training queries; 1: no skipping
-
-
 def splits(data: Dataset) -> list[str]:
     """The dataset's splits that have shards, train first."""
     names = [s for s in data.info.get("rows", {}) if data.files(s)]
@@ -437,9 +427,3 @@ def run(config: ExemplarConfig, progress: Callable[[str, int, int], None] | None
     summary["seconds"] = time.monotonic() - started
     return summary
 
-
-def default_workers() -> int:
-    try:
-        return max(1, min(8, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on every platform
-        return max(1, min(8, os.cpu_count() or 1))

@@ -14,6 +14,9 @@ types on Gigaword, so when no model exists one is trained (BPE) on the train fil
 An example's id is its 1-based line number in the input files, so ids are stable across runs
 and find the line again (``sed -n 'IDp' FILE``). Files are streamed: memory holds one batch of
 lines, and the vocabulary sample is a bounded heap, whatever the size of the input.
+
+The configuration (:class:`PairsConfig`, the defaults) is in
+:mod:`wikisum.pipeline.pairs_config`, which the command line reads without importing Beam.
 """
 
 from __future__ import annotations
@@ -33,29 +36,15 @@ from apache_beam.io.filesystems import FileSystems
 
 from wikisum.core import loader, outputs, schemas, shards, vocab
 from wikisum.pipeline import card
+from wikisum.pipeline.pairs_config import PairsConfig
 
 log = logging.getLogger("wikisum.pairs")
 
-DEFAULT_VOCAB_SIZE = 25000  # BPE types on Gigaword in AdaDec (Peng et al. 2019)
-DEFAULT_SHARDS = 1
-DEFAULT_MAX_TEXTS = vocab.DEFAULT_MAX_TEXTS  # lines sampled to train the vocabulary
 ENCODE_BATCH = 10_000  # lines per sentencepiece call, and rows per Parquet row group
 VOCAB_FILE = "vocab.model"
 TRAIN = "train"
 SPLIT_NAME = re.compile(r"[A-Za-z0-9_]+")  # no "-": `{split}-*.parquet` must match one split
 DROP_REASONS = ("empty_source", "empty_target", "empty_both", "decode_error")
-
-
-@dataclass(frozen=True)
-class PairsConfig:
-    source: str  # *.article.txt (plain or .gz/.bz2: compression follows the file name)
-    target: str  # *.title.txt, aligned with `source` line by line
-    split: str
-    out: str
-    vocab: str | None = None  # None: OUT's recorded vocabulary, else train one (train only)
-    vocab_size: int = DEFAULT_VOCAB_SIZE  # upper bound, when a vocabulary is trained
-    num_shards: int = DEFAULT_SHARDS
-    max_texts: int = DEFAULT_MAX_TEXTS  # (the field `vocab` hides the module here)
 
 
 @dataclass

@@ -18,13 +18,16 @@ without rerunning anything.
 After the job, the dataset card (README.md, :mod:`wikisum.pipeline.card`) is written from
 dataset.json: its front matter maps configs and splits to the files, so that
 ``datasets.load_dataset(OUT)`` reads the ready model inputs.
+
+The configuration (:class:`RankConfig`, :class:`InputSpec`, the defaults) is in
+:mod:`wikisum.pipeline.rank_config`, which the command line reads without importing Beam.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -36,71 +39,16 @@ from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import DeadLetter, stable_hash
 from wikisum.pipeline import beamio, card
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
+from wikisum.pipeline.rank_config import CORPORA, InputSpec, RankConfig
+from wikisum.pipeline.rank_config import DEFAULT_INPUT as DEFAULT_INPUT
+from wikisum.pipeline.rank_config import parse_inputs as parse_inputs
 
 log = logging.getLogger("wikisum.rank")
 
-CORPORA = ("citations", "search", "combined")
 SPLITS = ("train", "dev", "test")
 RANK = "rank"
-DEFAULT_SHARDS = 4
 _CORPUS_SOURCE = {"citations": "citation", "search": "search"}
 INPUTS = "inputs"  # OUT/inputs/{name}/: ready model inputs
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One set of ready model inputs: the loader's input for extractor x corpus x L."""
-
-    extractor: str
-    corpus: str
-    max_input_tokens: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.extractor}-{self.corpus}-{self.max_input_tokens}"
-
-
-# The model input the trainers read by default (training/config.py, `wikisum exemplars`).
-DEFAULT_INPUT = InputSpec("tfidf", "combined", 500)
-
-
-def parse_inputs(text: str, extractor_names: list[str]) -> tuple[InputSpec, ...]:
-    """``EXTRACTOR-CORPUS[-L][,...]`` (L defaults to the default input's), or ``all`` (every
-    extractor x corpus at that L) -> input specs, the first one the default config."""
-    if text.strip() == "all":
-        return tuple(InputSpec(e, c, DEFAULT_INPUT.max_input_tokens)
-                     for e in extractor_names for c in CORPORA)
-    specs: list[InputSpec] = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        head, _, last = item.rpartition("-")
-        length = DEFAULT_INPUT.max_input_tokens
-        if last.isdigit():
-            item, length = head, int(last)
-        extractor, _, corpus = item.rpartition("-")
-        if extractor not in extractor_names or corpus not in CORPORA or length < 1:
-            raise ValueError(f"model inputs {item!r}: expected EXTRACTOR-CORPUS[-L] with an "
-                             f"extractor of {extractor_names}, a corpus of {list(CORPORA)} and "
-                             "L >= 1 (e.g. tfidf-combined-500), or 'all'")
-        spec = InputSpec(extractor, corpus, length)
-        if spec not in specs:
-            specs.append(spec)
-    if not specs:
-        raise ValueError("no model inputs named; e.g. tfidf-combined-500")
-    return tuple(specs)
-
-
-@dataclass(frozen=True)
-class RankConfig:
-    ingest_dir: str
-    vocab: str
-    out: str
-    learned: str | None = None  # a model written by `wikisum.extractors.learned`; None: no learned
-    num_shards: int = DEFAULT_SHARDS
-    buffer_bytes: int = shards.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
-    inputs: tuple[InputSpec, ...] = (DEFAULT_INPUT,)  # ready model inputs; the first: default
-
-    def extractor_names(self) -> list[str]:
-        return [n for n in extractors.NAMES if n != "learned" or self.learned]
 
 
 def corpus_indices(paragraphs: list[dict], corpus: str) -> list[int]:

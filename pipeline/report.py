@@ -22,6 +22,9 @@ Dataset statistics (paper, Table 2) come from the ingest shards that the dataset
 (``dataset.json``'s ``source``): percentiles of lead size, number of citations, citation size,
 number of search results and search-result size, in words; citation coverage; clones and self
 pages removed. Beam's ``ApproximateQuantiles`` keeps them bounded (exact on small data).
+
+The configuration (:class:`ReportConfig`, the defaults) is in
+:mod:`wikisum.pipeline.report_config`, which the command line reads without importing Beam.
 """
 
 from __future__ import annotations
@@ -42,29 +45,16 @@ from wikisum.core import loader, outputs, shards, vocab
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
 from wikisum.pipeline import beamio
+from wikisum.pipeline.report_config import BOOTSTRAP_SAMPLES, ReportConfig
 
 log = logging.getLogger("wikisum.report")
 
-DEFAULT_LENGTHS = (100, 500, 1000, 2000, 4000, 11000)
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 PERCENTILES = (20, 40, 50, 60, 80, 100)
-BOOTSTRAP_SAMPLES = 1000
 STAT_NAMES = ("lead_words", "citations", "citation_words", "search_results", "search_words")
 TOTAL_NAMES = ("articles", "citations_listed", "citations_found", "search_listed",
                "search_found", "clones_removed", "self_removed", "other_language_removed",
                "duplicate_references_removed", "duplicate_paragraphs_removed")
-
-
-@dataclass(frozen=True)
-class ReportConfig:
-    data: str
-    out: str
-    split: str = "dev"
-    lengths: tuple[int, ...] = DEFAULT_LENGTHS
-    sample: int | None = None  # score only this many articles (the smallest stable hashes)
-    bootstrap: int = BOOTSTRAP_SAMPLES
-    seed: int = 0
-    per_article_in_json: int = 100  # per-article rows also copied into metrics.json
 
 
 @dataclass

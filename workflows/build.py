@@ -8,8 +8,9 @@ import json
 import logging
 import sys
 
-from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.core import progress, vocab_config
+from wikisum.pipeline.ccfetch.records import CcFetchConfig
+from wikisum.workflows import checks
 from wikisum.workflows import ingest as ingest_cmd
 from wikisum.workflows import rank as rank_cmd
 
@@ -46,9 +47,9 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ingest_cmd.add_arguments(p, shards_option="--ingest-shards")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--vocab-size", type=checks.count(16), default=defaults.VOCAB_SIZE, metavar="N",
-                   help="vocabulary size, an upper bound (default: %(default)s)")
-    p.add_argument("--max-texts", type=checks.count(1), default=defaults.VOCAB_MAX_TEXTS,
+    p.add_argument("--vocab-size", type=checks.count(16), default=vocab_config.DEFAULT_SIZE,
+                   metavar="N", help="vocabulary size, an upper bound (default: %(default)s)")
+    p.add_argument("--max-texts", type=checks.count(1), default=vocab_config.DEFAULT_MAX_TEXTS,
                    metavar="N",
                    help="texts sampled to train the vocabulary (default: %(default)s)")
     p.add_argument("--no-learned", dest="train_learned", action="store_false",
@@ -155,9 +156,7 @@ ROUTES = ("cc", "crawl")
 
 def add_fetch_arguments(p) -> None:
     """--fetch-missing and the options of the routes it runs."""
-    from types import SimpleNamespace
-
-    cc = SimpleNamespace(**defaults.CC_FETCH)
+    cc = CcFetchConfig(urls=(), out="")  # cc-fetch's defaults
     g = p.add_argument_group(
         "fetching missing references (--fetch-missing)",
         "Ingest first to learn which cited and search-result pages no --warc/--wet file holds "

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-from types import SimpleNamespace
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline.ccfetch.records import CcFetchConfig
+from wikisum.workflows import checks
 
 HELP = "Beam job: look URLs up in Common Crawl's index, fetch their records into WARC files"
 DESCRIPTION = """\
@@ -66,7 +66,7 @@ date = checks.parsed(parse_before, "date")
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("cc-fetch", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = SimpleNamespace(**defaults.CC_FETCH)  # ccfetch.CcFetchConfig's defaults
+    d = CcFetchConfig(urls=(), out="")  # the job's defaults
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
                    help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -122,7 +122,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--user-agent", default=d.user_agent, metavar="UA",
                    help="User-Agent sent (default: %(default)r)")
     p.add_argument("--warc-part-bytes", type=checks.byte_size(1), default=d.warc_part_bytes,
-                   metavar="SIZE", help="start a new WARC part past this size (default: 1GB)")
+                   metavar="SIZE", help="start a new WARC part past this size (default: "
+                                        f"{checks.format_size(d.warc_part_bytes)})")
     p.add_argument("--log-shards", type=checks.count(1, 10_000), default=d.log_shards,
                    metavar="N", help="log files per run (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)

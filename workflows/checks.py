@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 
-from wikisum.workflows import defaults
+from wikisum.core.shards_config import DEFAULT_BUFFER_BYTES
 
 # The epilog of every Beam job's --help.
 BEAM_OPTIONS = """\
@@ -173,11 +173,11 @@ def add_option(parser, name: str, *, retired: Iterable[str] = (),
 def add_shard_buffer(parser) -> None:
     """--shard-buffer SIZE (once --shard-buffer-mb MB), of every job that writes shards."""
     add_option(parser, "--shard-buffer", retired=["--shard-buffer-mb"], retired_type=mebibytes,
-               type=byte_size(1024 * 1024, 1024 ** 4), default=defaults.SHARD_BUFFER_BYTES,
+               type=byte_size(1024 * 1024, 1024 ** 4), default=DEFAULT_BUFFER_BYTES,
                metavar="SIZE",
                help="rows a shard writer holds in memory before it sorts them on local disk; "
                     "bounds a worker's memory per shard "
-                    f"(default: {format_size(defaults.SHARD_BUFFER_BYTES)})")
+                    f"(default: {format_size(DEFAULT_BUFFER_BYTES)})")
 
 
 def retired_options(parser: argparse.ArgumentParser) -> dict[str, str]:

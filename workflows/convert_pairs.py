@@ -6,7 +6,8 @@ import argparse
 import logging
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline import pairs_config
+from wikisum.workflows import checks
 
 HELP = "headline pairs (*.article.txt / *.title.txt) -> token-id shards (AdaDec's Gigaword data)"
 DESCRIPTION = """\
@@ -45,14 +46,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--vocab", metavar="MODEL",
                    help="sentencepiece model to encode with (default: the one --out records, "
                         "or --out/vocab.model, trained on the train split when missing)")
-    p.add_argument("--vocab-size", type=checks.count(16), default=defaults.PAIRS_VOCAB_SIZE,
+    p.add_argument("--vocab-size", type=checks.count(16), default=pairs_config.DEFAULT_VOCAB_SIZE,
                    metavar="N",
                    help="BPE types when a vocabulary is trained, an upper bound "
                         "(default: %(default)s)")
-    p.add_argument("--max-texts", type=checks.count(1), default=defaults.PAIRS_MAX_TEXTS,
+    p.add_argument("--max-texts", type=checks.count(1), default=pairs_config.DEFAULT_MAX_TEXTS,
                    metavar="N",
                    help="lines sampled to train the vocabulary (default: %(default)s)")
-    p.add_argument("--shards", type=checks.count(1, 100_000), default=defaults.PAIRS_SHARDS,
+    p.add_argument("--shards", type=checks.count(1, 100_000), default=pairs_config.DEFAULT_SHARDS,
                    metavar="N",
                    help="shards for this split (default: %(default)s)")
     p.set_defaults(func=run)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-from types import SimpleNamespace
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline.crawl.records import DEADLINE_FACTOR, CrawlConfig
+from wikisum.workflows import checks
 
 HELP = "Beam job: fetch cited and search-result pages (e.g. missing_urls.txt) into WARC files"
 DESCRIPTION = """\
@@ -46,7 +46,7 @@ EPILOG = checks.BEAM_OPTIONS + checks.SIZES + "\n"
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("crawl", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = SimpleNamespace(**defaults.CRAWL)  # crawl.CrawlConfig's defaults
+    d = CrawlConfig(urls=(), out="")  # the job's defaults
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
                    help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -58,10 +58,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--timeout", type=checks.number(0, 3600, low_open=True), default=d.timeout_s,
                    metavar="S",
                    help="seconds to connect and for each read; a whole request gets "
-                        f"{defaults.CRAWL_DEADLINE_FACTOR:g}x (default: %(default)s)")
+                        f"{DEADLINE_FACTOR:g}x (default: %(default)s)")
     p.add_argument("--max-bytes", type=checks.byte_size(1), default=d.max_bytes, metavar="SIZE",
                    help="body bytes kept per response, e.g. 10MB, 512KB, 4096; a longer body "
-                        "is cut and its record marked truncated (default: 10MB)")
+                        "is cut and its record marked truncated (default: "
+                        f"{checks.format_size(d.max_bytes)})")
     p.add_argument("--url-deadline", type=checks.number(0, 86400, low_open=True),
                    metavar="S",
                    help="seconds one URL may take in all: tries, backoffs and redirects "
@@ -81,7 +82,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-verify-tls", dest="verify_tls", action="store_false",
                    help="accept any TLS certificate (old cited sites often have expired ones)")
     p.add_argument("--warc-part-bytes", type=checks.byte_size(1), default=d.warc_part_bytes,
-                   metavar="SIZE", help="start a new WARC part past this size (default: 1GB)")
+                   metavar="SIZE", help="start a new WARC part past this size (default: "
+                                        f"{checks.format_size(d.warc_part_bytes)})")
     p.add_argument("--log-shards", type=checks.count(1, 10_000), default=d.log_shards, metavar="N",
                    help="log files per run (default: %(default)s)")
     p.set_defaults(func=run, beam_args=True)

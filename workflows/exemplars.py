@@ -6,7 +6,8 @@ import argparse
 import logging
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline import exemplars_config
+from wikisum.workflows import checks
 
 HELP = "retrieve each example's most similar training example (AdaDec's exemplars)"
 DESCRIPTION = """\
@@ -35,7 +36,7 @@ Outputs, next to the shards they index (there is no --out):
   exemplars-{split}.parquet   id, exemplar_id (a train id), similarity (schema: docs/data.md);
                               the schema metadata records S (wikisum.exemplars.max_similarity)
 Then read them with pipeline.loader.Dataset(DIR).examples(..., exemplars=True).
-""".replace("{max_similarity}", str(defaults.EXEMPLAR_MAX_SIMILARITY))
+""".replace("{max_similarity}", str(exemplars_config.DEFAULT_MAX_SIMILARITY))
 REPORT_EVERY_S = 5.0
 
 
@@ -44,23 +45,23 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, metavar="DIR",
                    help="dataset directory (shards and dataset.json); the outputs go here")
-    p.add_argument("--extractor", default=defaults.EXEMPLAR_EXTRACTOR,
+    p.add_argument("--extractor", default=exemplars_config.DEFAULT_EXTRACTOR,
                    help="ranked datasets: extractor of the model input (default: %(default)s)")
-    p.add_argument("--corpus", default=defaults.EXEMPLAR_CORPUS,
+    p.add_argument("--corpus", default=exemplars_config.DEFAULT_CORPUS,
                    help="ranked datasets: corpus of the model input (default: %(default)s)")
     p.add_argument("--max-input-tokens", type=checks.count(1),
-                   default=defaults.EXEMPLAR_MAX_INPUT_TOKENS,
+                   default=exemplars_config.DEFAULT_MAX_INPUT_TOKENS,
                    metavar="L", help="ranked datasets: input length L (default: %(default)s)")
     p.add_argument("--block-size", type=checks.count(1), metavar="N",
                    help="queries per block (default: as many as keep one block's similarities "
-                        f"under {defaults.EXEMPLAR_MAX_CELLS:,} floats, at most "
-                        f"{defaults.EXEMPLAR_MAX_BLOCK})")
-    p.add_argument("--workers", type=checks.count(1), default=defaults.exemplar_workers(),
+                        f"under {exemplars_config.DEFAULT_MAX_CELLS:,} floats, at most "
+                        f"{exemplars_config.MAX_BLOCK})")
+    p.add_argument("--workers", type=checks.count(1), default=exemplars_config.default_workers(),
                    metavar="N",
-                   help="threads, one block each (default: the usable CPUs, at most 8: "
-                        "%(default)s here)")
+                   help="threads, one block each (default: the usable CPUs, at most "
+                        f"{exemplars_config.MAX_WORKERS}: %(default)s here)")
     p.add_argument("--max-similarity", type=checks.number(0.0, 1.0),
-                   default=defaults.EXEMPLAR_MAX_SIMILARITY, metavar="S",
+                   default=exemplars_config.DEFAULT_MAX_SIMILARITY, metavar="S",
                    help="a training example skips candidates whose source has a cosine above S "
                         "with its own, or whose target equals its own; 1: skip none "
                         "(default: %(default)s, chosen on Gigaword: see above)")

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 
+from wikisum import extractors
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline import rank_config
+from wikisum.workflows import checks
 
 HELP = "Beam job: ingest shards -> training shards (token ids + every extractor x corpus)"
-# Every registered extractor, so that a new one is listed without editing this text.
-RANKERS = ", ".join(name for name in defaults.EXTRACTORS if name != "learned")
-DESCRIPTION = f"""\
+DESCRIPTION = """\
 Tokenise every article (title, lead, each reference paragraph) once with the vocabulary and
-rank its paragraphs with every extractor ({RANKERS}, and
-learned when a model is given or trained) on every corpus (citations, search, combined).
+rank its paragraphs with every extractor ({rankers}, and
+learned when a model is given or trained) on every corpus ({corpora}).
 
 Input: --data, the --out directory of `wikisum ingest`. Outputs in --out:
   {{train,dev,test}}-NNNNN-of-NNNNN.parquet   one row per article (schema: docs/data.md)
@@ -27,8 +27,16 @@ Input: --data, the --out directory of `wikisum ingest`. Outputs in --out:
 """
 
 
+def description() -> str:
+    """DESCRIPTION with the extractors of the registry as it is now: a new one is listed
+    without editing this text."""
+    rankers = [name for name in extractors.REGISTRY if name != "learned"]
+    return DESCRIPTION.format(rankers=", ".join(rankers),
+                              corpora=", ".join(rank_config.CORPORA))
+
+
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("rank", help=HELP, description=DESCRIPTION,
+    p = subparsers.add_parser("rank", help=HELP, description=description(),
                               epilog="Beam pipeline options are passed through (see `wikisum "
                                      "ingest --help`).\n" + checks.SIZES,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -48,15 +56,18 @@ def add_arguments(p) -> None:
                         "OUT/learned.pkl) and rank with it too")
     p.add_argument("--learned", metavar="PATH",
                    help="rank with this learned-extractor model as well")
-    p.add_argument("--learned-articles", type=checks.count(1), default=defaults.LEARNED_ARTICLES,
-                   metavar="N", help="train articles sampled to fit it (default: %(default)s)")
-    p.add_argument("--model-inputs", default=defaults.MODEL_INPUTS,
+    p.add_argument("--learned-articles", type=checks.count(1),
+                   default=extractors.LEARNED_MAX_ARTICLES, metavar="N",
+                   help="train articles sampled to fit it (default: %(default)s)")
+    p.add_argument("--model-inputs", default=rank_config.DEFAULT_INPUT.name,
                    metavar="EXTRACTOR-CORPUS-L[,...]",
                    help="ready model inputs to write (OUT/inputs/NAME/, a config of the dataset "
                         "card, the first one the default), or 'all': every extractor x corpus "
-                        "at L 500 (default: %(default)s)")
+                        f"at L {rank_config.DEFAULT_INPUT.max_input_tokens} (default: "
+                        "%(default)s)")
     checks.add_option(p, "--shards", retired=["--rank-shards"], dest="rank_shards",
-                      type=checks.count(1, 100_000), default=defaults.RANK_SHARDS, metavar="N",
+                      type=checks.count(1, 100_000), default=rank_config.DEFAULT_SHARDS,
+                      metavar="N",
                       help="training shards per split (default: %(default)s)")
 
 
@@ -100,9 +111,8 @@ def with_model_inputs(args, config):
     extractors this run ranks with)."""
     from dataclasses import replace
 
-    from wikisum.pipeline import rank
-
-    return replace(config, inputs=rank.parse_inputs(args.model_inputs, config.extractor_names()))
+    return replace(config, inputs=rank_config.parse_inputs(args.model_inputs,
+                                                           config.extractor_names()))
 
 
 def watch(ingest_dir: str, options, what: str = "rank"):
@@ -132,7 +142,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         check_inputs(args)
     try:
         model = learned_model(args, args.ingest_dir, args.out, dry)
-        config = with_model_inputs(args, rank.RankConfig(
+        config = with_model_inputs(args, rank_config.RankConfig(
             args.ingest_dir, args.vocab, args.out, model, args.rank_shards, args.shard_buffer))
         with watch(args.ingest_dir, options):
             info = rank.run(config, options)

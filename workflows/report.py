@@ -7,7 +7,8 @@ import json
 import logging
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline.report_config import ReportConfig
+from wikisum.workflows import checks
 
 HELP = "compare the extractors on a built dataset: report.html, report.md, metrics.json"
 DESCRIPTION = """\
@@ -53,24 +54,25 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("report", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = ReportConfig(data="", out="")  # the job's defaults
     p.add_argument("--data", metavar="DIR",
                    help="dataset directory (OUT/data of `wikisum build`); required unless "
                         "--compare is given")
     p.add_argument("--out", required=True, metavar="DIR", help="where the report is written")
-    p.add_argument("--split", default="dev", choices=("train", "dev", "test"),
+    p.add_argument("--split", default=d.split, choices=("train", "dev", "test"),
                    help="split to score (default: %(default)s)")
-    p.add_argument("--lengths", type=parse_lengths, default=defaults.REPORT_LENGTHS,
-                   metavar="L,L,...",
+    p.add_argument("--lengths", type=parse_lengths, default=d.lengths, metavar="L,L,...",
                    help="input lengths for the recall curves, in subword tokens (default: "
-                        f"{','.join(map(str, defaults.REPORT_LENGTHS))})")
+                        f"{','.join(map(str, d.lengths))})")
     checks.add_option(p, "--limit", retired=["--sample"], dest="sample", type=checks.count(1),
                       default=None, metavar="N",
                       help="score only N articles of the split, a fixed sample (default: all)")
-    p.add_argument("--bootstrap", type=checks.count(1), default=defaults.REPORT_BOOTSTRAP,
+    p.add_argument("--bootstrap", type=checks.count(1), default=d.bootstrap,
                    metavar="B",
                    help="bootstrap resamples for the confidence intervals (default: "
                         "%(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--seed", type=int, default=d.seed,
+                   help="bootstrap seed (default: %(default)s)")
     p.add_argument("--compare", nargs=2, metavar=("BUILD_A", "BUILD_B"),
                    help="compare two builds instead: each a build (OUT of `wikisum build`), its "
                         "data directory, or a report directory (with metrics.json); builds are "
@@ -113,8 +115,8 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         checks.output_dir(args.out, "report")
         data = checks.dataset(args.data, "--data", "report")
         check_split(data, args.split)
-    config = report.ReportConfig(data, args.out, args.split, tuple(args.lengths),
-                                 args.sample, args.bootstrap, args.seed)
+    config = ReportConfig(data, args.out, args.split, tuple(args.lengths), args.sample,
+                          args.bootstrap, args.seed)
     progress.say(f"report: scoring the {args.split} split of {data} ...")
     try:
         with watch(config, options):

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import time
 
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline.sample import config as sample
+from wikisum.workflows import checks
 
 HELP = "write a small, deterministic WikiSum input corpus (dump, WARC, WET, search results)"
 DESCRIPTION = f"""\
 Write a sample corpus in the real input formats, so that the commands a user points at a
 Wikipedia dump and Common Crawl run on it unchanged. Into --out it writes:
 
-  {defaults.SAMPLE_DUMP_NAME}   MediaWiki pages-articles XML (bz2)
+  {sample.DUMP_NAME}   MediaWiki pages-articles XML (bz2)
   warc/sample-NNNNN.warc.gz   HTTP request/response records, gzip per record
-  {defaults.SAMPLE_WET_NAME}   text conversions of pages in no WARC file
-  {defaults.SAMPLE_SEARCH_NAME}   one {{"title": ..., "urls": [...]}} per article
+  {sample.WET_NAME}   text conversions of pages in no WARC file
+  {sample.SEARCH_NAME}   one {{"title": ..., "urls": [...]}} per article
   manifest.json (+ manifest-*.parquet)   ground truth: every reference, its kind
       (clone, self, bad record, ...), its relevant paragraphs, the expected outcome
 
@@ -28,9 +29,10 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (created if absent; files in it are overwritten)")
-    p.add_argument("--articles", type=checks.count(1), default=60, metavar="N",
+    p.add_argument("--articles", type=checks.count(1), default=sample.DEFAULT_ARTICLES,
+                   metavar="N",
                    help="number of articles to generate (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
+    p.add_argument("--seed", type=int, default=sample.DEFAULT_SEED, metavar="S",
                    help="random seed; one seed, one corpus (default: %(default)s)")
     p.set_defaults(func=run)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.core import progress, vocab_config
+from wikisum.workflows import checks
 
 HELP = "train the subword vocabulary (sentencepiece) on ingested leads and paragraphs"
 DESCRIPTION = """\
@@ -26,10 +26,10 @@ def add_parser(subparsers) -> None:
                       metavar="DIR", help="output directory of `wikisum ingest`")
     p.add_argument("--out", required=True, metavar="MODEL", help="sentencepiece model to write")
     checks.add_option(p, "--vocab-size", retired=["--size"], type=checks.count(16),
-                      default=defaults.VOCAB_SIZE, metavar="N",
+                      default=vocab_config.DEFAULT_SIZE, metavar="N",
                       help="vocabulary size; an upper bound on small corpora "
                            "(default: %(default)s)")
-    p.add_argument("--max-texts", type=checks.count(1), default=defaults.VOCAB_MAX_TEXTS,
+    p.add_argument("--max-texts", type=checks.count(1), default=vocab_config.DEFAULT_MAX_TEXTS,
                    metavar="N",
                    help="texts sampled for training (default: %(default)s)")
     p.set_defaults(func=run)

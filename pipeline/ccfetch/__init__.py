@@ -25,10 +25,30 @@ counts the failures by cause (``wikisum.pipeline.crawl.causes``) and says when e
 or every fetch, made failed for a network reason (``network_failure``).
 """
 
-from wikisum.pipeline.ccfetch.captures import IndexCapture, choose, parse_before
-from wikisum.pipeline.ccfetch.job import run
+import importlib
+
 from wikisum.pipeline.ccfetch.records import OUTCOMES, CcFetchConfig, Outcome
 from wikisum.pipeline.crawl.records import new_run_id
+
+# Imported on first use: the job imports Beam, captures.py the ingest's references module, and
+# the command line reads CcFetchConfig's defaults (records.py) for `--help` without them.
+_LAZY = {"IndexCapture": "wikisum.pipeline.ccfetch.captures",
+         "choose": "wikisum.pipeline.ccfetch.captures",
+         "parse_before": "wikisum.pipeline.ccfetch.captures",
+         "run": "wikisum.pipeline.ccfetch.job"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["OUTCOMES", "CcFetchConfig", "IndexCapture", "Outcome", "choose", "new_run_id",
            "parse_before", "run"]

@@ -39,8 +39,8 @@ The summary also counts the failures by cause, and says when every URL requested
 network reason (``network_failure``: the command then exits non-zero).
 """
 
-from wikisum.pipeline.crawl.fetch import Crawler
-from wikisum.pipeline.crawl.job import run
+import importlib
+
 from wikisum.pipeline.crawl.records import (
     DEADLINE_FACTOR,
     OUTCOMES,
@@ -48,6 +48,23 @@ from wikisum.pipeline.crawl.records import (
     Outcome,
     new_run_id,
 )
+
+# Imported on first use: the job imports Beam, and the command line reads CrawlConfig's
+# defaults (records.py) for `wikisum crawl --help` without it.
+_LAZY = {"Crawler": "wikisum.pipeline.crawl.fetch", "run": "wikisum.pipeline.crawl.job"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["DEADLINE_FACTOR", "OUTCOMES", "CrawlConfig", "Crawler", "Outcome", "new_run_id",
            "run"]

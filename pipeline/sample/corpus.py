@@ -46,13 +46,17 @@ from warcio.warcwriter import WARCWriter
 from wikisum.core import schemas
 from wikisum.pipeline.clones import lead_recall
 from wikisum.pipeline.sample import ccindex, pages, world
+from wikisum.pipeline.sample.config import (
+    DEFAULT_ARTICLES,
+    DEFAULT_SEED,
+    DUMP_NAME,
+    SEARCH_NAME,
+    WET_NAME,
+)
 from wikisum.pipeline.sample.pages import Citation, Site
 from wikisum.pipeline.sample.world import Entity
 
 GENERATOR_VERSION = 1
-DUMP_NAME = "enwiki-sample-pages-articles.xml.bz2"
-SEARCH_NAME = "search_results.jsonl"
-WET_NAME = "wet/sample-00000.warc.wet.gz"
 BASE_DATE = datetime(2019, 6, 1, tzinfo=timezone.utc)
 # A page above every sensible per-page size limit (Common Crawl itself truncates at 1 MiB).
 LARGE_PAGE_BYTES = 6 * 1024 * 1024
@@ -760,7 +764,8 @@ def _extra_pages(planner: Planner) -> list[dict]:
     return extra
 
 
-def write_sample(out_dir: str | Path, articles: int = 60, seed: int = 0) -> dict:
+def write_sample(out_dir: str | Path, articles: int = DEFAULT_ARTICLES,
+                 seed: int = DEFAULT_SEED) -> dict:
     """Write the sample corpus to ``out_dir`` and return its manifest."""
     out = Path(out_dir)
     planner = Planner(seed, articles)

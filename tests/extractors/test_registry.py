@@ -1,3 +1,5 @@
+import importlib
+import subprocess
 import sys
 import types
 
@@ -10,6 +12,22 @@ from wikisum.extractors.base import Extractor, Scorer
 def test_names_in_registry_order():
     assert extractors.NAMES == ("identity", "tfidf", "textrank", "sumbasic", "cheating", "learned")
     assert tuple(extractors.REGISTRY) == extractors.NAMES
+
+
+def test_every_entry_names_an_importable_factory():
+    for name, target in extractors.REGISTRY.items():
+        module, _, factory = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), factory)), name
+
+
+def test_the_registry_imports_no_extractor():
+    """`wikisum rank --help` lists the names without numpy, scikit-learn or networkx."""
+    probe = ("import sys; from wikisum import extractors; extractors.NAMES; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('numpy', 'scipy', 'sklearn', 'networkx') or m.startswith('wikisum.extractors.')))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("name", ["identity", "tfidf", "textrank", "sumbasic", "cheating"])

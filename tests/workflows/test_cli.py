@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 
 import pytest
 
+from wikisum import extractors
 from wikisum.core import progress
 from wikisum.workflows import cli
 
@@ -54,6 +56,39 @@ def test_bare_console_script_exits_zero():
                           text=True, check=False)
     assert done.returncode == 0 and done.stdout.startswith("usage: wikisum"), done.stderr
     assert done.stderr == ""
+
+
+def test_a_registered_extractor_is_listed_and_ranked_with_no_other_edit(monkeypatch, capsys):
+    """CONTRIBUTING's extractor checklist: an entry in ``extractors.REGISTRY`` is all the
+    listing a new extractor needs. `wikisum rank --help` names it, --model-inputs takes it and
+    the job ranks with it, read from the registry itself (no copy of the names to keep equal)."""
+    from wikisum.pipeline.rank_config import InputSpec, RankConfig, parse_inputs
+    from wikisum.workflows import rank as rank_cmd
+
+    class Longest:  # paragraphs by word count
+        name = "longest"
+
+        def rank(self, title, paragraphs, target=None, sources=None):
+            return sorted(range(len(paragraphs)), key=lambda i: -len(paragraphs[i].split()))
+
+    module = types.ModuleType("fake_extractors")
+    module.Longest = Longest
+    monkeypatch.setitem(sys.modules, "fake_extractors", module)
+    monkeypatch.setitem(extractors.REGISTRY, "longest", "fake_extractors:Longest")
+
+    with pytest.raises(SystemExit):
+        cli.main(["rank", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "every extractor (identity, tfidf, textrank, sumbasic, cheating, longest, and " \
+           "learned when" in shown
+    assert "longest" in extractors.NAMES
+    assert extractors.get("longest").rank("T", ["a b", "a b c", "a"]) == [1, 0, 2]
+    args = cli.build_parser().parse_args(["rank", "--data", "i", "--vocab", "v", "--out", "o",
+                                          "--model-inputs", "longest-search-100"])
+    config = rank_cmd.with_model_inputs(args, RankConfig("i", "v", "o"))
+    assert "longest" in config.extractor_names()
+    assert config.inputs == (InputSpec("longest", "search", 100),)
+    assert InputSpec("longest", "combined", 500) in parse_inputs("all", config.extractor_names())
 
 
 @pytest.mark.parametrize("argv,word,close", [

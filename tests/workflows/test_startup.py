@@ -12,7 +12,9 @@ import pytest
 from wikisum.core import progress
 from wikisum.workflows import cli
 
-HEAVY = ("apache_beam", "torch", "trafilatura", "sklearn", "sentencepiece", "pyarrow")
+HEAVY = ("apache_beam", "torch", "trafilatura", "sklearn", "sentencepiece", "pyarrow",
+         # the extractors': the registry names them as "module:attribute", imported on use
+         "numpy", "scipy", "networkx")
 
 # Every command's --help, the top-level --help, and usage errors, in one fresh interpreter;
 # it prints the heavy modules that got imported.
