@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from wikisum.pipeline.rank_config import DEFAULT_INPUT
+from wikisum.core.inputs import DEFAULT_INPUT
 
 # A ranked dataset's source is a model input: by default the one the trainers read.
 DEFAULT_EXTRACTOR = DEFAULT_INPUT.extractor

@@ -35,12 +35,13 @@ from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
 from wikisum.core import loader, outputs, schemas, shards, vocab
+from wikisum.core.inputs import CORPORA, InputSpec
+from wikisum.core.inputs import DEFAULT_INPUT as DEFAULT_INPUT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import DeadLetter, stable_hash
 from wikisum.pipeline import beamio, card
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
-from wikisum.pipeline.rank_config import CORPORA, InputSpec, RankConfig
-from wikisum.pipeline.rank_config import DEFAULT_INPUT as DEFAULT_INPUT
+from wikisum.pipeline.rank_config import RankConfig
 from wikisum.pipeline.rank_config import parse_inputs as parse_inputs
 
 log = logging.getLogger("wikisum.rank")

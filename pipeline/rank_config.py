@@ -1,5 +1,5 @@
 """What ``wikisum rank`` is asked to do: :class:`RankConfig`, its defaults, and the ready model
-inputs (:class:`InputSpec`, ``--model-inputs``).
+inputs (``--model-inputs``, specs of :class:`wikisum.core.inputs.InputSpec`).
 
 Apart from the job (:mod:`wikisum.pipeline.rank`, which imports Beam) so that the command line
 shows these defaults without importing it: each is declared here once, and the job, ``wikisum
@@ -12,26 +12,9 @@ from dataclasses import dataclass
 
 from wikisum import extractors
 from wikisum.core import shards_config
+from wikisum.core.inputs import CORPORA, DEFAULT_INPUT, InputSpec
 
-CORPORA = ("citations", "search", "combined")
 DEFAULT_SHARDS = 4
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One set of ready model inputs: the loader's input for extractor x corpus x L."""
-
-    extractor: str
-    corpus: str
-    max_input_tokens: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.extractor}-{self.corpus}-{self.max_input_tokens}"
-
-
-# The model input the trainers read by default (training/config.py, `wikisum exemplars`).
-DEFAULT_INPUT = InputSpec("tfidf", "combined", 500)
 
 
 def parse_inputs(text: str, extractor_names: list[str]) -> tuple[InputSpec, ...]:

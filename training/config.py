@@ -24,6 +24,7 @@ import torch
 import yaml
 
 from wikisum import models
+from wikisum.core.inputs import DEFAULT_INPUT
 from wikisum.training import runpaths
 
 PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
@@ -53,9 +54,9 @@ class TrainConfig:
     steps: int = 20000  # optimizer updates in all
     stop_after: int | None = None  # stop after this many updates in this invocation (resumable)
     # Data (the paper's defaults: tf-idf ranking of the combined corpus).
-    extractor: str = "tfidf"
-    corpus: str = "combined"
-    max_input_tokens: int = 500  # L
+    extractor: str = DEFAULT_INPUT.extractor
+    corpus: str = DEFAULT_INPUT.corpus
+    max_input_tokens: int = DEFAULT_INPUT.max_input_tokens  # L
     max_target_tokens: int | None = None  # cut targets to this length (None: whole leads)
     batch_tokens: int = 4096  # budget of a batch: rows x (longest source + target + exemplar)
     shuffle_buffer: int = 2000  # examples

@@ -7,6 +7,7 @@ import logging
 
 from wikisum import extractors
 from wikisum.core import progress
+from wikisum.core.inputs import CORPORA, DEFAULT_INPUT
 from wikisum.pipeline import rank_config
 from wikisum.workflows import checks
 
@@ -32,7 +33,7 @@ def description() -> str:
     without editing this text."""
     rankers = [name for name in extractors.REGISTRY if name != "learned"]
     return DESCRIPTION.format(rankers=", ".join(rankers),
-                              corpora=", ".join(rank_config.CORPORA))
+                              corpora=", ".join(CORPORA))
 
 
 def add_parser(subparsers) -> None:
@@ -59,11 +60,11 @@ def add_arguments(p) -> None:
     p.add_argument("--learned-articles", type=checks.count(1),
                    default=extractors.LEARNED_MAX_ARTICLES, metavar="N",
                    help="train articles sampled to fit it (default: %(default)s)")
-    p.add_argument("--model-inputs", default=rank_config.DEFAULT_INPUT.name,
+    p.add_argument("--model-inputs", default=DEFAULT_INPUT.name,
                    metavar="EXTRACTOR-CORPUS-L[,...]",
                    help="ready model inputs to write (OUT/inputs/NAME/, a config of the dataset "
                         "card, the first one the default), or 'all': every extractor x corpus "
-                        f"at L {rank_config.DEFAULT_INPUT.max_input_tokens} (default: "
+                        f"at L {DEFAULT_INPUT.max_input_tokens} (default: "
                         "%(default)s)")
     checks.add_option(p, "--shards", retired=["--rank-shards"], dest="rank_shards",
                       type=checks.count(1, 100_000), default=rank_config.DEFAULT_SHARDS,

@@ -62,7 +62,8 @@ def test_a_registered_extractor_is_listed_and_ranked_with_no_other_edit(monkeypa
     """CONTRIBUTING's extractor checklist: an entry in ``extractors.REGISTRY`` is all the
     listing a new extractor needs. `wikisum rank --help` names it, --model-inputs takes it and
     the job ranks with it, read from the registry itself (no copy of the names to keep equal)."""
-    from wikisum.pipeline.rank_config import InputSpec, RankConfig, parse_inputs
+    from wikisum.core.inputs import InputSpec
+    from wikisum.pipeline.rank_config import RankConfig, parse_inputs
     from wikisum.workflows import rank as rank_cmd
 
     class Longest:  # paragraphs by word count
