@@ -53,11 +53,11 @@ from wikisum.core.records import (
     stable_hash,
 )
 from wikisum.pipeline import beamio, language
+from wikisum.pipeline.accounting import IN, KEPT, job_summary, summary_json
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.beamio import (
     DEAD,
     FILES,
-    IN,
     TALLY,
     Commit,
     MatchFiles,
@@ -139,7 +139,7 @@ class ReadPages(Tallying):
             self.files.update()
             self.files.flush()
             self.pages.flush()
-        self.count(FILES, "read")
+        self.count(FILES, KEPT)
 
 
 class ParseArticles(Tallying):
@@ -238,7 +238,7 @@ class ParseSearch(beam.DoFn):
             return
         good = [u for u in urls if isinstance(u, str)]
         yield tally(SEARCH_URLS, IN, len(urls))
-        yield tally(SEARCH_URLS, "kept", len(good))
+        yield tally(SEARCH_URLS, KEPT, len(good))
         if len(good) < len(urls):
             yield tally(SEARCH_URLS, "not_a_string", len(urls) - len(good))
             yield dead(DeadLetter(path, where, "", SEARCH_URLS, "not_a_string",
@@ -267,7 +267,7 @@ class MatchSearchTitles(beam.DoFn):
                                       "no article with this title"))
             return
         article_id = articles[0]
-        yield tally(SEARCH, "matched", len(lines))
+        yield tally(SEARCH, KEPT, len(lines))
         seen: list[str] = []
         for urls in lines:
             for url in urls:
@@ -334,7 +334,7 @@ class ReadAndCleanRecords(Tallying):
             self.files.update()
             self.files.flush()
             self.records.flush()
-        self.count(FILES, "read")
+        self.count(FILES, KEPT)
 
     def clean(self, cap: Capture):
         try:
@@ -356,7 +356,7 @@ class ReadAndCleanRecords(Tallying):
             if alias is not None:  # no page, but where the page is: citations follow it
                 yield TaggedOutput(REDIRECTS, alias)
             return
-        self.count(RECORDS, "kept")
+        self.count(RECORDS, KEPT)
         self.count(CAPTURES, IN)
         yield cleaned.reference.url, cleaned.reference
 
@@ -419,7 +419,7 @@ def join_by_url(item):
         yield tally(CAPTURES, "unreferenced")
         yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES, "unreferenced", ""))
         return
-    yield tally(CAPTURES, "kept")
+    yield tally(CAPTURES, KEPT)
     for link in links:
         yield link.article_id, (link, ref)
 
@@ -468,13 +468,13 @@ class AssembleArticles(beam.DoFn):
             yield tally(LINKS, reason, links_per_url[url])
             yield dead(DeadLetter(article.source_file, str(article.id), url, LINKS, reason,
                                   detail))
-        yield tally(LINKS, "kept", sum(links_per_url[a.url] for a in kept))
+        yield tally(LINKS, KEPT, sum(links_per_url[a.url] for a in kept))
         if not kept:
             yield tally(PAGES, "no_references_found")
             yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
                                   "no_references_found", f"{listed} listed"))
             return
-        yield tally(PAGES, "kept")
+        yield tally(PAGES, KEPT)
         found_sources = Counter(link.source for link, _ in found)
         row = {
             "id": article.id,
@@ -621,7 +621,7 @@ class FilterReferences(beam.PTransform):
 
 def shard_paths(out: str, table: str, total: int) -> dict[int, str]:
     """Shard index -> final path of ``OUT/TABLE/TABLE-SSSSS-of-NNNNN.parquet``."""
-    return {i: FileSystems.join(out, table, beamio.shard_name(table, i, total))
+    return {i: shards.shard_path(FileSystems.join(out, table), table, i, total)
             for i in range(total)}
 
 
@@ -629,35 +629,13 @@ def dead_letter_key(d: dict) -> tuple:
     return d["stage"], d["input_file"], d["record"], d["url"], d["reason"]
 
 
-def summarize(counts: list, config: IngestConfig) -> dict:
-    """Tallies -> per-stage read/kept/dropped, with the balance check of each stage."""
-    by_stage: dict[str, Counter] = {}
-    for (stage, outcome), n in counts:
-        by_stage.setdefault(stage, Counter())[outcome] += n
-    stages = {}
-    for stage in sorted(by_stage):
-        c = by_stage[stage]
-        kept_name = {FILES: "read", SEARCH: "matched"}.get(stage, "kept")
-        entered = c.get(IN, 0)
-        kept = c.get(kept_name, 0)
-        dropped = {k: v for k, v in sorted(c.items()) if k not in (kept_name, IN)}
-        stages[stage] = {"in": entered, "kept": kept, "dropped": dropped,
-                         "balanced": entered == kept + sum(dropped.values())}
-    return {
-        "job": "wikisum ingest",
-        "balanced": all(st["balanced"] for st in stages.values()),
-        "format": schemas.FORMAT_VERSION,
-        "options": {k: v for k, v in asdict(config).items()},
-        "stages": stages,
-    }
-
-
-def summary_text(staged: list[Staged], summary: dict) -> str:
-    """summary.json: the tallies' summary and the shard counts of the committed sets."""
-    summary = dict(summary)
+def summary_text(staged: list[Staged], counts: list, config: IngestConfig) -> str:
+    """summary.json (:func:`~wikisum.pipeline.accounting.job_summary`): every stage's in = kept
+    + dropped from the tallies, and ``shards``, the number of files of each committed set."""
     folders = Counter(s.final.rsplit("/", 2)[-2] for s in staged if s.final.endswith(".parquet"))
-    summary["shards"] = {"articles": folders["articles"], "dead_letters": folders["dead_letters"]}
-    return json.dumps(summary, indent=1, sort_keys=True) + "\n"
+    return summary_json(job_summary(
+        "ingest", config, counts,
+        shards={"articles": folders["articles"], "dead_letters": folders["dead_letters"]}))
 
 
 def output_globs(out: str) -> list[str]:
@@ -722,13 +700,13 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     for tag, name in MISSING_FILES.items():
         staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
             FileSystems.join(out, name), staging))
-    summary = ([a[TALLY] for a in accounts] + [cited[TALLY]]
-               | "AllTallies" >> beam.Flatten()
-               | "SumTallies" >> beamio.SumTallies()
-               | "Summarize" >> beam.Map(summarize, config))
+    counts = ([a[TALLY] for a in accounts] + [cited[TALLY]]
+              | "AllTallies" >> beam.Flatten()
+              | "SumTallies" >> beamio.SumTallies())
     _ = (staged | "AllStaged" >> beam.Flatten()
-         | "Commit" >> Commit(FileSystems.join(out, INGEST_SUMMARY), summary_text,
-                              output_globs(out)[:-1], staging, side=[summary]))
+         | "Commit" >> Commit(FileSystems.join(out, INGEST_SUMMARY),
+                              lambda files, c: summary_text(files, c, config),
+                              output_globs(out)[:-1], staging, side=[counts]))
 
 
 def run(config: IngestConfig, pipeline_options) -> dict | None:

@@ -23,6 +23,7 @@ from wikisum.core import schemas
 from wikisum.core.records import Link
 from wikisum.core.text import words
 from wikisum.pipeline import ingest
+from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.references import AttachConfig
 from wikisum.pipeline.urls import normalize_url
 from wikisum.workflows import cli
@@ -84,8 +85,8 @@ def test_read_articles_matches_its_dumps_when_it_runs_and_accounts_for_every_pag
         assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.record, d.reason)),
                     equal_to([("2", "redirect"), ("3", "non_article_namespace")]), label="dead")
         assert_that(out[ingest.TALLY] | beam.CombinePerKey(sum),
-                    equal_to([(("files", "_in"), 1), (("files", "read"), 1),
-                              (("pages", "_in"), 3), (("pages", "redirect"), 1),
+                    equal_to([(("files", IN), 1), (("files", KEPT), 1),
+                              (("pages", IN), 3), (("pages", "redirect"), 1),
                               (("pages", "non_article_namespace"), 1)]), label="tally")
 
 
