@@ -13,17 +13,8 @@ SAMPLE_DUMP_NAME = "enwiki-sample-pages-articles.xml.bz2"
 SAMPLE_WET_NAME = "wet/sample-00000.warc.wet.gz"
 SAMPLE_SEARCH_NAME = "search_results.jsonl"
 
-# ingest: wikisum.pipeline.ingest, .shards, .references, .dumps, .dedup, .clones
-INGEST_SHARDS = 8  # ingest.DEFAULT_SHARDS
+# shards: wikisum.core.shards (ingest's own defaults: wikisum.pipeline.ingest.config)
 SHARD_BUFFER_BYTES = 256 * 1024 * 1024  # shards.DEFAULT_BUFFER_BYTES
-MAX_PAGE_BYTES = 2 * 1024 * 1024  # references.DEFAULT_MAX_PAGE_BYTES
-MAX_ARTICLE_BYTES = 8 * 1024 * 1024  # dumps.DEFAULT_MAX_TEXT_BYTES
-CLONE_THRESHOLD = 0.5  # references.AttachConfig.clone_threshold
-CLONE_MEASURE = "content"  # references.AttachConfig.clone_measure
-CLONE_MEASURES = ("unigram", "content")  # clones.CLONE_MEASURES
-PAGE_TIMEOUT_S = 20.0  # references.CleanConfig.timeout_s
-MIN_WORDS = 1  # references.CleanConfig.min_words
-NEAR_DUPLICATE_THRESHOLD = 0.6  # dedup.DedupConfig.threshold
 
 # vocab: wikisum.core.vocab
 VOCAB_SIZE = 32000  # vocab.DEFAULT_SIZE

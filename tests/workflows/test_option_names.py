@@ -156,33 +156,14 @@ def test_help_defaults_equal_the_pipeline_values():
     from wikisum import extractors
     from wikisum.core import shards, vocab
     from wikisum.extractors import learned
-    from wikisum.pipeline import (
-        clones,
-        crawl,
-        dedup,
-        dumps,
-        exemplars,
-        ingest,
-        pairs,
-        rank,
-        references,
-        report,
-    )
+    from wikisum.pipeline import crawl, exemplars, pairs, rank, report
     from wikisum.pipeline.ccfetch import CcFetchConfig
     from wikisum.pipeline.sample import corpus
 
     d = defaults
     assert (d.SAMPLE_DUMP_NAME, d.SAMPLE_WET_NAME, d.SAMPLE_SEARCH_NAME) == \
         (corpus.DUMP_NAME, corpus.WET_NAME, corpus.SEARCH_NAME)
-    assert d.INGEST_SHARDS == ingest.DEFAULT_SHARDS
     assert d.SHARD_BUFFER_BYTES == shards.DEFAULT_BUFFER_BYTES
-    assert d.MAX_PAGE_BYTES == references.DEFAULT_MAX_PAGE_BYTES
-    assert d.MAX_ARTICLE_BYTES == dumps.DEFAULT_MAX_TEXT_BYTES
-    attach, clean = references.AttachConfig(), references.CleanConfig()
-    assert (d.CLONE_THRESHOLD, d.CLONE_MEASURE) == (attach.clone_threshold, attach.clone_measure)
-    assert d.CLONE_MEASURES == clones.CLONE_MEASURES
-    assert (d.PAGE_TIMEOUT_S, d.MIN_WORDS) == (clean.timeout_s, clean.min_words)
-    assert d.NEAR_DUPLICATE_THRESHOLD == dedup.DedupConfig().threshold
     assert (d.VOCAB_SIZE, d.VOCAB_MAX_TEXTS) == (vocab.DEFAULT_SIZE, vocab.DEFAULT_MAX_TEXTS)
     assert d.RANK_SHARDS == rank.DEFAULT_SHARDS
     assert d.LEARNED_ARTICLES == learned.DEFAULT_MAX_ARTICLES
