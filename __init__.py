@@ -50,7 +50,7 @@ DecodeOptions  wikisum.generation.decoding:DecodeOptions
 summarize      wikisum.generation:summarize
 load_bundle    wikisum.generation:load_bundle
 export_model   wikisum.generation:export_model
-evaluate       wikisum.generation.evaluation:summarize
+evaluate       wikisum.generation.evaluation:score_predictions
 """
 _API = {name: tuple(target.split(":")) for name, target in
         (line.split() for line in _TABLE.strip().splitlines())}

@@ -434,12 +434,13 @@ def run_job(name: str, sample: dict, base: str, urls: str, source: str, lookup_o
     times = next(line.split()[1:] for line in done.stdout.splitlines()
                  if line.startswith("BENCH_TIMES"))
     summary = json.loads((out / "summary.json").read_text())
+    urls = summary["stages"]["urls"]["in"]
     seconds = float(times[1])
     shutil.rmtree(out, ignore_errors=True)
     return {"name": name, "source": source, "lookup_only": lookup_only,
-            "urls": summary["urls"], "seconds": round(seconds, 2),
+            "urls": urls, "seconds": round(seconds, 2),
             "process_seconds": round(wall, 2), "import_seconds": round(float(times[0]), 2),
-            "urls_per_s": round(summary["urls"] / seconds, 1),
+            "urls_per_s": round(urls / seconds, 1),
             "outcomes": summary["outcomes"], "bytes_fetched": summary["bytes_fetched"],
             "mb_per_s": round(summary["bytes_fetched"] / 1e6 / seconds, 3),
             "balanced": summary["balanced"]}

@@ -23,8 +23,9 @@ directly, with a tokenizer object whose ``to_words`` is ``wikisum.core.text.word
 default tokenizer would need NLTK's punkt data, and both sides then count the same words). A fresh
 document is built for every call, since sumy caches each sentence's words. sumy's TextRank runs
 as it comes (no stop words, like ours); its SumBasic runs twice: with our content words (stop
-words = scikit-learn's list plus every one-character token, as ``wikisum.extractors.sumbasic``) and
-as it comes (no stop words).
+words = the English function words of ``wikisum.core.stopwords`` plus every one-character token
+and every token of digits, as ``wikisum.core.text.content_words``) and as it comes (no stop
+words).
 
 Two informative agreements explain the differences (see docs/benchmarks.md):
 
@@ -77,7 +78,8 @@ from sumy.summarizers.text_rank import TextRankSummarizer  # noqa: E402
 from bench import options  # noqa: E402
 from bench.machine import cpu_model  # noqa: E402
 from wikisum import extractors  # noqa: E402
-from wikisum.core.text import words  # noqa: E402
+from wikisum.core import stopwords  # noqa: E402
+from wikisum.core.text import content_words, words  # noqa: E402
 from wikisum.extractors import sumbasic  # noqa: E402
 from wikisum.extractors.base import count_matrix, order_by_score  # noqa: E402
 from wikisum.pipeline.wikitext import parse_article  # noqa: E402
@@ -162,9 +164,10 @@ def sumy_summarizers(paragraphs: Sequence[str]) -> dict[str, Callable[[], object
 
     def sumbasic_with_our_stop_words():
         summarizer = SumBasicSummarizer()
-        # Our content words exactly: the stop list plus every one-character token.
-        singles = {w for p in paragraphs for w in words(p) if len(w) == 1}
-        summarizer.stop_words = set(sumbasic.STOP_WORDS) | singles
+        # Our content words exactly (wikisum.core.text.content_words): English function words,
+        # every one-character token and every token of digits.
+        dropped = {w for p in paragraphs for w in words(p) if len(w) == 1 or w.isdigit()}
+        summarizer.stop_words = set(stopwords.ENGLISH) | dropped
         return summarizer
 
     return {
@@ -189,7 +192,7 @@ def textrank_with_sumy_similarity(paragraphs: Sequence[str]) -> list[int]:
 
 def sumbasic_on_paragraphs(paragraphs: Sequence[str]) -> list[int]:
     """Our SumBasic with every paragraph taken as a single sentence."""
-    counts = count_matrix(paragraphs, sumbasic.content_words).astype(float)
+    counts = count_matrix(paragraphs, content_words).astype(float)
     n = len(paragraphs)
     picked = sumbasic._first_picks(counts, np.arange(n), n)
     seen = set(picked)

@@ -201,7 +201,8 @@ def loop_child(args: list[str]) -> int:
     from wikisum.core.records import Article
     from wikisum.pipeline.articles import page_to_article
     from wikisum.pipeline.dumps import iter_pages
-    from wikisum.pipeline.references import CleanConfig, clean_capture
+    from wikisum.pipeline.ingest.config import CleanConfig
+    from wikisum.pipeline.references import clean_capture
     from wikisum.pipeline.warcs import Capture, iter_records
     from wikisum.pipeline.webtext import extract_main_text
 

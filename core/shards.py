@@ -68,6 +68,12 @@ class IncompleteOutput(FileNotFoundError):
 _SHARD = re.compile(r"-(\d{5,})-of-(\d{5,})\.[a-z]+$")
 
 
+def shard_path(folder: str, prefix: str, index: int, total: int) -> str:
+    """``FOLDER/PREFIX-SSSSS-of-NNNNN.parquet``: shard ``index`` of a set of ``total``, named as
+    :func:`complete_set` reads it back (every job names its shards so)."""
+    return files.join(folder, f"{prefix}-{index:05d}-of-{total:05d}.parquet")
+
+
 def temporary_name(path: str) -> str:
     """A name beside ``path`` that no reader's glob matches (it starts with a dot)."""
     folder, name = path.rsplit("/", 1) if "/" in path else ("", path)

@@ -1,13 +1,16 @@
-"""Tokenisation shared by the clone filter, the paragraph filter and the extractors.
+"""Tokenisation shared by the clone filter, the paragraph filter, the extractors and the
+metrics.
 
-Both functions are deliberately simple and deterministic: they define what a "word" and a
-"sentence" are for the whole project, so that a recall computed by the clone filter and a score
-computed by an extractor count the same units.
+The functions are deliberately simple and deterministic: they define what a "word", a "content
+word" and a "sentence" are for the whole project, so that a recall computed by the clone filter
+and a score computed by an extractor count the same units.
 """
 
 from __future__ import annotations
 
 import re
+
+from wikisum.core.stopwords import ENGLISH, FUNCTION_WORDS, language_key
 
 # A word is a maximal run of Unicode letters or digits. `[^\W_]` is "a word character that is not
 # an underscore", so `snake_case` is two words. Apostrophes and hyphens split words too
@@ -37,6 +40,12 @@ _ABBREVIATIONS = frozenset(
     }
 )
 
+# Shortest content word, in characters: two in a listed language (single letters are fragments
+# of elisions and abbreviations, initials, list markers), three in any other language, whose
+# function words are not listed but are mostly one or two letters long.
+_MIN_CHARS_LISTED = 2
+_MIN_CHARS_UNLISTED = 3
+
 # Tokens made of single letters joined by periods: "e.g", "i.e", "U.S", "a.m". Also a lone
 # capital letter, i.e. an initial as in "J. R. R. Tolkien".
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|[^\W\d_]", re.UNICODE)
@@ -45,6 +54,22 @@ _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|[^\W\d_]", re.UNICODE)
 def words(text: str) -> list[str]:
     """Lowercased word tokens: maximal runs of Unicode letters/digits, underscores excluded."""
     return _WORD.findall(text.lower())
+
+
+def content_words(text: str, lang: str | None = "en") -> list[str]:
+    """The `words` of `text` that carry content, in order, with repeats: what the clone filter
+    measures a lead's recall by, SumBasic weighs and the redundancy metric counts repeats of.
+
+    Dropped: function words of the language (`wikisum.core.stopwords`; the tag may carry a
+    region, "de-CH"), tokens made only of digits ("2019", "15") and single characters. For a
+    language that is not listed (or None) the English list is used and tokens shorter than three
+    characters are dropped as well, a language-neutral stand-in for that language's own list.
+    """
+    key = language_key(lang)
+    stop = FUNCTION_WORDS[key] if key else ENGLISH
+    min_chars = _MIN_CHARS_LISTED if key else _MIN_CHARS_UNLISTED
+    return [w for w in words(text)
+            if len(w) >= min_chars and w not in stop and not w.isdigit()]
 
 
 def sentences(text: str) -> list[str]:

@@ -20,10 +20,11 @@ as every paragraph has had a sentence picked, since later picks cannot change th
 Paragraphs without a single content word are never picked: they come last, in their original
 order.
 
-Content words are ``wikisum.core.text.words`` tokens that are neither in scikit-learn's
-``ENGLISH_STOP_WORDS`` (318 function words) nor a single character. The latter are mostly the
-debris of splitting at apostrophes ("Britain's" -> "britain", "s"), which would otherwise be among
-the most probable "words" of any English text. No stemming (sumy's default too).
+Content words are ``wikisum.core.text.content_words`` (English): ``words`` tokens that are
+neither English function words (``wikisum.core.stopwords``), nor made only of digits, nor a
+single character. The last are mostly the debris of splitting at apostrophes ("Britain's" ->
+"britain", "s"), which would otherwise be among the most probable "words" of any English text.
+No stemming (sumy's default too).
 
 Probabilities are floats: a word squared ten times or so underflows to 0, after which sentences
 made only of such words weigh 0, tie, and are picked in position order (as in sumy).
@@ -35,17 +36,9 @@ import heapq
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from wikisum.core.text import sentences, words
+from wikisum.core.text import content_words, sentences
 from wikisum.extractors.base import count_matrix
-
-STOP_WORDS = ENGLISH_STOP_WORDS
-
-
-def content_words(text: str) -> list[str]:
-    """The tokens of ``text`` that SumBasic counts: no stop words, no one-character tokens."""
-    return [w for w in words(text) if len(w) > 1 and w not in STOP_WORDS]
 
 
 class SumBasic:

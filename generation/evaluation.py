@@ -1,26 +1,25 @@
 """Metrics of generated summaries: ROUGE, DUC-style 75-byte recall, redundancy and perplexity.
 
 Pure functions over strings and numbers; ``wikisum evaluate`` reads a predictions file and prints
-:func:`summarize` of its records (and :func:`format_table` of that).
+:func:`score_predictions` of its records (and :func:`format_table` of that).
 
 ROUGE is google-research ``rouge-score`` with Porter stemming, its default tokenizer (lower-cased
 ASCII letters and digits; other characters separate tokens) and one reference per example.
 Scores are macro-averaged: the mean over examples of each example's F1, precision and recall.
 
-With ``bootstrap=N``, :func:`summarize` adds a percentile bootstrap interval to every score
+With ``bootstrap=N``, :func:`score_predictions` adds a percentile bootstrap interval to every score
 (:mod:`wikisum.core.stats`), from the per-example scores of :func:`per_example_scores`.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rouge_score import rouge_scorer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from wikisum.core import stats
+from wikisum.core.text import content_words
 
 # ROUGE-L is rouge-score's "rougeL": one longest common subsequence over the whole text, no
 # sentence splitting. That is the computation of tensor2tensor's rouge_l_sentence_level, which
@@ -29,10 +28,8 @@ from wikisum.core import stats
 # ("rougeLsum" would need sentences split by newlines). One difference remains: tensor2tensor's
 # F-measure weights recall by beta = P / R, rouge-score's is the plain F1 (beta = 1).
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
-STOPWORDS = frozenset(ENGLISH_STOP_WORDS)  # the 318 function words that SumBasic also skips
 DUC_LIMIT_BYTES = 75
 
-_WORD = re.compile(r"\w+")
 
 
 def _scorer() -> rouge_scorer.RougeScorer:
@@ -91,33 +88,31 @@ def duc_recall(predictions: Sequence[str], references: Sequence[str],
     return {name: means[name]["r"] for name in ROUGE_TYPES}
 
 
-def content_words(text: str, stopwords: frozenset[str] | set[str] = STOPWORDS) -> list[str]:
-    """The case-folded alphabetic tokens of ``text`` that are not stopwords, in order."""
-    return [w for w in _WORD.findall(text.casefold()) if w.isalpha() and w not in stopwords]
-
-
-def redundancy(predictions: Sequence[str], stopwords: frozenset[str] | set[str] = STOPWORDS
-               ) -> dict[str, float]:
+def redundancy(predictions: Sequence[str], lang: str | None = "en",
+               ignore: Collection[str] = frozenset()) -> dict[str, float]:
     """How much outputs repeat themselves (what WFE is meant to cut):
 
     share_repeating: the share of outputs in which some content word occurs twice or more;
     repeated_tokens_per_output: the mean number of content tokens that repeat a word seen
     earlier in the same output ("a cat saw a cat cat" has 2).
+
+    Content words are :func:`wikisum.core.text.content_words` of ``lang``, less the words in
+    ``ignore`` (a marker such as "unk" that stands for different words each time).
     """
     if not predictions:
         raise ValueError("no predictions to measure")
     repeating = repeated = 0
     for text in predictions:
-        extra = _repeats(text, stopwords)
+        extra = _repeats(text, lang, ignore)
         repeated += extra
         repeating += extra > 0
     n = len(predictions)
     return {"share_repeating": repeating / n, "repeated_tokens_per_output": repeated / n}
 
 
-def _repeats(text: str, stopwords: frozenset[str] | set[str] = STOPWORDS) -> int:
+def _repeats(text: str, lang: str | None = "en", ignore: Collection[str] = frozenset()) -> int:
     """Content tokens of ``text`` that repeat a word seen earlier in it."""
-    words = content_words(text, stopwords)
+    words = [w for w in content_words(text, lang) if w not in ignore]
     return len(words) - len(set(words))
 
 
@@ -136,7 +131,7 @@ def perplexity(total_nll_nats: float, total_tokens: int) -> float:
 REQUIRED = ("id", "prediction", "reference")
 
 
-# Every score that summarize averages over examples, by its dotted path in summarize's dict:
+# Every score that score_predictions averages over examples, by its dotted path in its dict:
 # (path, label, scale for display: 100 shows a fraction in percent).
 SCORES = (
     *((f"rouge.{name}.{part}", f"{label} {part_label}", 100.0)
@@ -197,10 +192,10 @@ def _per_example(predictions: Sequence[str], references: Sequence[str]) -> dict[
 
 def per_example_scores(records: Iterable[Mapping]) -> dict[str, list[float]]:
     """One value per record, in order, for each score in :data:`SCORES` (keyed by its dotted
-    path in :func:`summarize`'s dict: ``"rouge.rouge1.f"``, ``"duc_recall_75b.rouge2"``,
+    path in :func:`score_predictions`' dict: ``"rouge.rouge1.f"``, ``"duc_recall_75b.rouge2"``,
     ``"redundancy.share_repeating"``, ...). ``empty_predictions`` is 1.0 for an empty output and
-    0.0 otherwise (summarize reports their count). Bootstrap intervals and paired tests resample
-    these."""
+    0.0 otherwise (score_predictions reports their count). Bootstrap intervals and paired tests
+    resample these."""
     predictions, references, _, _ = _validated(records)
     return _per_example(predictions, references)
 
@@ -216,8 +211,8 @@ def _safe_exp(x: float) -> float:
     return math.exp(x) if x < 709.0 else math.inf
 
 
-def summarize(records: Iterable[Mapping], *, bootstrap: int = 0, seed: int = stats.DEFAULT_SEED,
-              level: float = stats.DEFAULT_LEVEL) -> dict:
+def score_predictions(records: Iterable[Mapping], *, bootstrap: int = 0,
+                      seed: int = stats.DEFAULT_SEED, level: float = stats.DEFAULT_LEVEL) -> dict:
     """The metrics ``wikisum evaluate`` prints, from prediction records
     ``{"id", "prediction", "reference", "reference_nll"?, "reference_tokens"?}``.
 
@@ -230,11 +225,11 @@ def summarize(records: Iterable[Mapping], *, bootstrap: int = 0, seed: int = sta
     resamples of the examples drawn with ``seed``, and ``"bootstrap"`` records those settings.
     """
     predictions, references, nll, tokens = _validated(records)
-    return _summary(_per_example(predictions, references), nll, tokens, bootstrap, seed, level)
+    return _aggregate(_per_example(predictions, references), nll, tokens, bootstrap, seed, level)
 
 
-def _summary(scores: dict[str, list[float]], nll: list[float], tokens: list[int], bootstrap: int,
-             seed: int, level: float) -> dict:
+def _aggregate(scores: dict[str, list[float]], nll: list[float], tokens: list[int],
+               bootstrap: int, seed: int, level: float) -> dict:
     n = len(nll)
     total_nll, total_tokens = sum(nll), sum(tokens)
     metrics = {
@@ -277,7 +272,7 @@ def _cell(value: float, interval, scale: float, digits: int, unit: str = "") -> 
 
 
 def format_table(metrics: Mapping) -> str:
-    """A short plain-text table of :func:`summarize`'s dict; ROUGE in percent. With intervals
+    """A short plain-text table of :func:`score_predictions`' dict; ROUGE in percent. With intervals
     in ``metrics``, each score is followed by its interval, ``31.20 [30.10, 32.40]``."""
     ci = metrics.get("intervals")
 
@@ -335,7 +330,7 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
             level: float = stats.DEFAULT_LEVEL) -> dict:
     """System B against system A on the same examples: ``records_a[i]`` and ``records_b[i]``
     must be the same example (the caller pairs them, e.g. by id). Each file's
-    :func:`summarize` (with intervals) and, for every score in :data:`COMPARED`, a
+    :func:`score_predictions` (with intervals) and, for every score in :data:`COMPARED`, a
     :func:`wikisum.core.stats.paired_bootstrap` of ``B - A``: mean difference, its
     percentile interval, a two-sided approximate randomization p-value and a one-line verdict
     (in display units: ROUGE and shares in percentage points).
@@ -352,7 +347,7 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
     for side, records in (("a", records_a), ("b", records_b)):
         predictions, references, nll, tokens = _validated(records)
         scores[side] = _per_example(predictions, references)
-        metrics[side] = _summary(scores[side], nll, tokens, bootstrap, seed, level)
+        metrics[side] = _aggregate(scores[side], nll, tokens, bootstrap, seed, level)
     keys = [key for key, _, _ in COMPARED]
     results = stats.paired_bootstraps({k: scores["a"][k] for k in keys},
                                       {k: scores["b"][k] for k in keys},

@@ -1,6 +1,7 @@
-"""Beam plumbing every job shares: accounting (tallies and dead letters), input files matched at
-run time, shard writing with bounded memory, and the commit that makes a job's outputs visible
-all at once. No job imports another job; they all import this.
+"""Beam plumbing every job shares: accounting (tallies in the vocabulary of
+:mod:`wikisum.pipeline.accounting`, and dead letters), input files matched at run time, shard
+writing with bounded memory, and the commit that makes a job's outputs visible all at once. No
+job imports another job; they all import this.
 
 How a job's outputs become visible (the guarantee of Beam's own file sinks):
 
@@ -58,7 +59,6 @@ log = logging.getLogger("wikisum.beam")
 # Output tags of every DoFn that accounts for what it drops.
 DEAD = "dead"
 TALLY = "tally"
-IN = "_in"  # the tally of what entered a stage
 FILES = "files"  # input files -> read to the end, or stopped by corrupt data
 COUNTERS = "wikisum"  # the namespace of every Beam counter (Dataflow's job page shows them)
 
@@ -75,7 +75,8 @@ PACKAGE_ENV = "WIKISUM_PACKAGE"
 
 
 def tally(stage: str, outcome: str, n: int = 1) -> TaggedOutput:
-    """A count for the job's summary, mirrored in a Beam counter for live monitoring."""
+    """A count for the job's summary (``((stage, outcome), n)``: :mod:`.accounting`), mirrored
+    in a Beam counter for live monitoring."""
     Metrics.counter(COUNTERS, f"{stage}:{outcome}").inc(n)
     return TaggedOutput(TALLY, ((stage, outcome), n))
 
@@ -331,10 +332,6 @@ def staging_path(staging: str, final: str) -> str:
     so a retried bundle never writes over the file a slower twin may still be writing (Commit
     takes the attempt whose Staged record came out)."""
     return FileSystems.join(staging, f"{final.rsplit('/', 1)[-1]}.{uuid.uuid4().hex[:12]}")
-
-
-def shard_name(prefix: str, index: int, total: int) -> str:
-    return f"{prefix}-{index:05d}-of-{total:05d}.parquet"
 
 
 def describe_set(paths: list[str]) -> str:

@@ -6,27 +6,21 @@ document; here the article is its lead, the text the model learns to produce. A 
 pairs whose input contains the target would learn to copy.
 
 Two measures of that recall (`CLONE_MEASURES`): ``unigram``, the paper's, over all of the lead's
-distinct words, and ``content``, over its content words only (`content_words`). Unigram recall
-counts function words, which any long page in the language holds, so a long page that is not a
-copy can recall more than half of a short lead's words; ``bench/clones.py`` measures both.
+distinct words, and ``content``, over its content words only
+(`wikisum.core.text.content_words`). Unigram recall counts function words, which any long page
+in the language holds, so a long page that is not a copy can recall more than half of a short
+lead's words; ``bench/clones.py`` measures both.
 """
 
 from __future__ import annotations
 
-from wikisum.core.stopwords import ENGLISH, FUNCTION_WORDS, language_key
-from wikisum.core.text import words
+from wikisum.core.text import content_words, words
 from wikisum.pipeline.urls import normalize_title, wikipedia_title
 
 DEFAULT_CLONE_THRESHOLD = 0.5
 
 CLONE_MEASURES = ("unigram", "content")
 DEFAULT_CLONE_MEASURE = "content"
-
-# Shortest content word, in characters: two in a listed language (single letters are fragments
-# of elisions and abbreviations, initials, list markers), three in any other language, whose
-# function words are not listed but are mostly one or two letters long.
-_MIN_CHARS_LISTED = 2
-_MIN_CHARS_UNLISTED = 3
 
 
 def lead_recall(lead: str, document_text: str) -> float:
@@ -38,21 +32,6 @@ def lead_recall(lead: str, document_text: str) -> float:
     if not lead_words:
         return 0.0
     return len(lead_words & set(words(document_text))) / len(lead_words)
-
-
-def content_words(text: str, lang: str | None = "en") -> list[str]:
-    """The `words` of `text` that carry content, in order, with repeats.
-
-    Dropped: function words of the language (`wikisum.core.stopwords`; the tag may carry a
-    region, "de-CH"), tokens made only of digits ("2019", "15") and single characters. For a
-    language that is not listed (or None) the English list is used and tokens shorter than three
-    characters are dropped as well, a language-neutral stand-in for that language's own list.
-    """
-    key = language_key(lang)
-    stop = FUNCTION_WORDS[key] if key else ENGLISH
-    min_chars = _MIN_CHARS_LISTED if key else _MIN_CHARS_UNLISTED
-    return [w for w in words(text)
-            if len(w) >= min_chars and w not in stop and not w.isdigit()]
 
 
 def content_recall(lead: str, document_text: str, lang: str | None = "en") -> float:

@@ -4,7 +4,8 @@ Syndicated news repeats one story across search results, verbatim or lightly edi
 paragraphs are walked in citation order (reference by reference, paragraph by paragraph) and each
 is compared with the paragraphs kept before it: one whose normalised words equal a kept one's is
 an exact duplicate; one whose word shingles overlap a kept one's with a Jaccard similarity of at
-least `DedupConfig.threshold` is a near duplicate. The first occurrence is kept.
+least `DedupConfig.threshold` (in ``wikisum.pipeline.ingest.config``) is a near
+duplicate. The first occurrence is kept.
 
 Near duplicates are found with MinHash and LSH banding (candidates share a band of the
 signature), so an article with thousands of paragraphs never compares all pairs; every candidate
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wikisum.core.text import words
+from wikisum.pipeline.ingest.config import DedupConfig
 
 EXACT = "duplicate"
 NEAR = "near_duplicate"
@@ -36,45 +38,6 @@ _LSH_RECALL_AT_THRESHOLD = 0.999
 
 # Shingles are MinHashed in chunks of about this many, bounding the (shingles x num_perm) matrix.
 _CHUNK_SHINGLES = 4096
-
-
-@dataclass(frozen=True)
-class DedupConfig:
-    """What counts as a near duplicate.
-
-    The defaults come from bench/dedup.py on 884 real pages (bench/results/dedup.json). With
-    word trigrams and 0.6, a dropped paragraph shares at least 60 % of its trigrams with a kept
-    one; 80 % of syndicated copies of paragraphs of 10+ words are dropped (all with a byline
-    added, 74-84 % of those with 1 to 3 words edited), and the 7 paragraphs that
-    matched another page are all agency stories or a press release run by two sites. Under 10
-    words one edited word changes most trigrams (21 % of such copies reach 0.6), while templated
-    short lines ("Why was the computer cold?") make a third of the matches inside a page, so
-    short paragraphs are matched exactly only. Candidates are confirmed exactly, so `num_perm`
-    trades speed against LSH recall only: with 64, LSH missed none of the 11,354 near duplicates
-    that brute force found.
-
-    Attributes:
-        threshold: The least Jaccard similarity of two paragraphs' shingle sets that makes the
-            later one a near duplicate.
-        shingle: Words per shingle; a paragraph shorter than that is one shingle.
-        num_perm: MinHash permutations: the signature length that LSH bands are cut from.
-        min_words: Paragraphs with fewer words take part only in exact matching.
-        near: Whether near duplicates are looked for at all; False matches exactly only.
-    """
-
-    threshold: float = 0.6
-    shingle: int = 3
-    num_perm: int = 64
-    min_words: int = 10
-    near: bool = True
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-        if self.shingle < 1 or self.min_words < 1:
-            raise ValueError("shingle and min_words must be positive")
-        if self.num_perm < 2:
-            raise ValueError(f"num_perm must be at least 2, got {self.num_perm}")
 
 
 @dataclass(frozen=True)

@@ -223,10 +223,6 @@ def resolve_vocab(config: PairsConfig, info: dict | None) -> tuple[str, bool]:
 # The conversion
 
 
-def shard_path(out: str, split: str, index: int, total: int) -> str:
-    return FileSystems.join(out, f"{split}-{index:05d}-of-{total:05d}.parquet")
-
-
 def drops_path(out: str, split: str) -> str:
     return FileSystems.join(out, f"drops-{split}.json")
 
@@ -244,7 +240,7 @@ class _ShardWriter:
         while self.index < index:  # a shard no line falls into is still written, empty
             self._close()
             self.index += 1
-            path = shard_path(self.out, self.split, self.index, self.total)
+            path = shards.shard_path(self.out, self.split, self.index, self.total)
             self.file = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
             self.writer = pq.ParquetWriter(self.file, schemas.PAIRS, compression="zstd")
             self.paths.append(path)

@@ -39,7 +39,8 @@ from wikisum.core.inputs import CORPORA, InputSpec
 from wikisum.core.inputs import DEFAULT_INPUT as DEFAULT_INPUT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import DeadLetter, stable_hash
-from wikisum.pipeline import beamio, card
+from wikisum.pipeline import accounting, beamio, card
+from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
 from wikisum.pipeline.rank_config import RankConfig
 from wikisum.pipeline.rank_config import parse_inputs as parse_inputs
@@ -110,6 +111,7 @@ class RankArticles(beam.DoFn):
 
     def process(self, row: dict):
         self.progress.update()
+        yield tally(RANK, IN)
         try:
             out = rank_article(row, self.sp, self.rankers)
         except Exception as exc:  # one article that breaks an extractor is a dead letter
@@ -117,17 +119,13 @@ class RankArticles(beam.DoFn):
             yield TaggedOutput(DEAD, DeadLetter("", str(row.get("id")), row.get("url", ""),
                                                 RANK, "error", f"{type(exc).__name__}: {exc}"))
             return
-        yield tally(RANK, "kept")
+        yield tally(RANK, KEPT)
         shard = stable_hash(str(out["id"])) % self.config.num_shards
         yield (out["split"], shard), out
 
 
-def shard_path(out: str, split: str, index: int, total: int) -> str:
-    return FileSystems.join(out, beamio.shard_name(split, index, total))
-
-
 def input_path(out: str, name: str, split: str, index: int, total: int) -> str:
-    return FileSystems.join(out, INPUTS, name, beamio.shard_name(split, index, total))
+    return shards.shard_path(FileSystems.join(out, INPUTS, name), split, index, total)
 
 
 def model_input_row(row: dict, spec: InputSpec, sp, title_sep: int) -> dict:
@@ -180,8 +178,9 @@ def output_globs(out: str) -> list[str]:
                FileSystems.join(out, card.CARD), FileSystems.join(out, DATASET)])
 
 
-def dataset_info(config: RankConfig, staged: list[Staged], sp) -> dict:
-    """dataset.json: what the committed shards hold."""
+def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dict:
+    """dataset.json: what the committed shards hold, and the job's accounting (``stages``,
+    :mod:`~wikisum.pipeline.accounting`) from its tallies ``counts``."""
     rows = {split: 0 for split in SPLITS}
     input_rows = {spec.name: {split: 0 for split in SPLITS} for spec in config.inputs}
     inputs = {input_path(config.out, spec.name, split, i, config.num_shards): (spec.name, split)
@@ -216,6 +215,7 @@ def dataset_info(config: RankConfig, staged: list[Staged], sp) -> dict:
                                "path": f"{INPUTS}/{spec.name}", "rows": input_rows[spec.name]}
                    for spec in config.inputs},
         "default_inputs": config.inputs[0].name,
+        "stages": accounting.stages(counts, [RANK]),
     }
 
 
@@ -226,7 +226,7 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
     ranked = (p | "ReadIngestShards" >> ReadIngestShards(config.ingest_dir)
               | "RankArticles" >> beam.ParDo(RankArticles(config)).with_outputs(
                   DEAD, TALLY, main="rows"))
-    finals = {(split, i): shard_path(out, split, i, config.num_shards)
+    finals = {(split, i): shards.shard_path(out, split, i, config.num_shards)
               for split in SPLITS for i in range(config.num_shards)}
     staged = [ranked.rows | "WriteShards" >> WriteShards(
         finals, staging, schemas.RANKED, lambda r: r["id"], config.buffer_bytes)]
@@ -237,19 +237,21 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
                   | "WriteModelInputs" >> WriteShards(
                       input_finals, staging, schemas.MODEL_INPUTS, lambda r: r["id"],
                       config.buffer_bytes))
-    dead_path = FileSystems.join(out, DEAD_LETTERS, beamio.shard_name(DEAD_LETTERS, 0, 1))
+    dead_path = shards.shard_path(FileSystems.join(out, DEAD_LETTERS), DEAD_LETTERS, 0, 1)
     staged.append(ranked[DEAD] | "DeadLetterRows" >> beam.Map(lambda d: (0, asdict(d)))
                   | "WriteDeadLetters" >> WriteShards(
                       {0: dead_path}, staging, schemas.DEAD_LETTERS,
                       lambda d: (d["record"], d["error"]), config.buffer_bytes))
 
-    def record(files: list[Staged]) -> str:
-        info = dataset_info(config, files, vocab.load(config.vocab))
+    counts = ranked[TALLY] | "SumTallies" >> beamio.SumTallies()
+
+    def record(files: list[Staged], counts: list) -> str:
+        info = dataset_info(config, files, vocab.load(config.vocab), counts)
         return json.dumps(info, indent=1) + "\n"
 
     _ = (staged | "AllStaged" >> beam.Flatten()
          | "Commit" >> Commit(FileSystems.join(out, DATASET), record, output_globs(out)[:-1],
-                              staging))
+                              staging, side=[counts]))
 
 
 def check_inputs(config: RankConfig) -> None:
@@ -280,7 +282,7 @@ def run(config: RankConfig, pipeline_options) -> dict | None:
     log.info("rank: %s -> %s with %s", config.ingest_dir, config.out,
              ", ".join(config.extractor_names()))
     token = beamio.new_token()
-    writes = [beamio.describe_set([shard_path(config.out, split, i, config.num_shards)
+    writes = [beamio.describe_set([shards.shard_path(config.out, split, i, config.num_shards)
                                    for i in range(config.num_shards)]) for split in SPLITS]
     writes += output_globs(config.out)[len(SPLITS):]
     if not beamio.launch("rank", pipeline_options, lambda p: build(p, config, token), writes):

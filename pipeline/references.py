@@ -1,7 +1,8 @@
 """Capture -> ``Reference`` (cleaning), one capture per URL, and an article's references.
 
 Pure functions: the Beam job in ``wikisum.pipeline.ingest`` wires them together and counts what they
-drop.
+drop. Their settings, :class:`~wikisum.pipeline.ingest.config.CleanConfig` and
+:class:`~wikisum.pipeline.ingest.config.AttachConfig`, are in the job's light config module.
 """
 
 from __future__ import annotations
@@ -10,21 +11,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from wikisum.core.paragraphs import DEFAULT_MIN_WORDS, filter_paragraphs, split_paragraphs
+from wikisum.core.paragraphs import filter_paragraphs, split_paragraphs
 from wikisum.core.records import Article, Link, Reference
-from wikisum.pipeline.clones import (
-    DEFAULT_CLONE_MEASURE,
-    DEFAULT_CLONE_THRESHOLD,
-    clone_recall,
-    is_self_page,
-)
-from wikisum.pipeline.dedup import DedupConfig, duplicate_paragraphs
-from wikisum.pipeline.language import (
-    DEFAULT_MIN_CONFIDENCE,
-    Language,
-    identify,
-    is_wrong_language,
-)
+from wikisum.pipeline.clones import clone_recall, is_self_page
+from wikisum.pipeline.dedup import duplicate_paragraphs
+from wikisum.pipeline.ingest.config import AttachConfig, CleanConfig
+from wikisum.pipeline.language import Language, identify, is_wrong_language
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
 from wikisum.pipeline.webtext import (
@@ -37,14 +29,6 @@ from wikisum.pipeline.webtext import (
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
 TEXT_TYPES = frozenset({"text/plain"})
-DEFAULT_MAX_PAGE_BYTES = 2 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class CleanConfig:
-    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
-    timeout_s: float = 20.0
-    min_words: int = DEFAULT_MIN_WORDS
 
 
 @dataclass(frozen=True)
@@ -146,32 +130,6 @@ class Attached:
     citation_rank: int  # order among the article's citations (large if not cited)
     search_rank: int
     reference: Reference
-
-
-@dataclass(frozen=True)
-class AttachConfig:
-    """Which references an article keeps, and which of their paragraphs.
-
-    Attributes:
-        clone_threshold: A reference recalling more than this share of the lead's words is a
-            clone (paper, section 2.1).
-        clone_measure: ``unigram`` (the paper's: all the lead's distinct words) or ``content``
-            (function words of ``article_lang`` left out; `wikisum.pipeline.clones`).
-        article_lang: The article's language (the lead's function words); None: unknown.
-        lang: The language references must be in: one identified with confidence as another
-            is dropped as ``wrong_language``; None means ``article_lang``; "" or "any" keeps
-            every language.
-        min_language_confidence: The least confidence of that identification.
-        dedup: The rule for paragraphs repeated across the article's references (the first by
-            citation order is kept); None keeps repeats.
-    """
-
-    clone_threshold: float = DEFAULT_CLONE_THRESHOLD
-    clone_measure: str = DEFAULT_CLONE_MEASURE
-    article_lang: str | None = None
-    lang: str | None = None
-    min_language_confidence: float = DEFAULT_MIN_CONFIDENCE
-    dedup: DedupConfig | None = DedupConfig()
 
 
 class Attachment(NamedTuple):

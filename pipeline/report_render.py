@@ -18,6 +18,8 @@ matplotlib.use("Agg")  # no display: render to PNG bytes
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
+from wikisum.core.text import content_words, words  # noqa: E402
+
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
 STAT_LABELS = {"lead_words": "Lead size", "citations": "# citations",
                "citation_words": "Citation size", "search_results": "# search results",
@@ -353,23 +355,13 @@ def _domain(url: str | None) -> str:
     return urlsplit(url).netloc if url else ""
 
 
-STOPWORDS = frozenset("""about after also been before being between both could does from have
-into its more most much other over same some such than that their them then there these they
-this those through under very were what when where which while with would your""".split())
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3
-            and w not in STOPWORDS}
-
-
 def _mark_shared(text: str, lead_words: set[str]) -> str:
-    """Escaped text, words that the lead has too (content words) in <mark>."""
+    """Escaped text, words that the lead has too (its content words) in <mark>."""
     out = []
     for token in re.split(r"(\s+)", text):
-        core = re.sub(r"[^a-z0-9]", "", token.lower())
         escaped = html.escape(token)
-        out.append(f"<mark>{escaped}</mark>" if core in lead_words else escaped)
+        shared = any(w in lead_words for w in words(token))
+        out.append(f"<mark>{escaped}</mark>" if shared else escaped)
     return "".join(out)
 
 
@@ -393,7 +385,7 @@ def _html_view(metrics: dict) -> str:
     corpus = metrics["recommendation"]["best_corpus"]
     parts = []
     for view in metrics["article_views"]:
-        lead_words = _content_words(view["lead"])
+        lead_words = set(content_words(view["lead"]))
         blocks = []
         for ext in metrics["extractors"]:
             items = "".join(

@@ -206,12 +206,8 @@ def format_summary(summary: dict, out: str) -> str:
     from wikisum.pipeline.crawl import causes
     from wikisum.workflows import crawl as crawl_cmd
 
-    mark = "" if summary["balanced"] else "  NOT BALANCED"
     cov = summary["coverage"]
-    lines = [f"cc-fetch {summary['run_id']} finished: {out}",
-             f"  lines {summary['lines']}  (ignored {summary['ignored_lines']}, duplicates "
-             f"{summary['duplicates']})  URLs in {summary['urls']}  outcomes out "
-             f"{sum(summary['outcomes'].values())}{mark}",
+    lines = [f"cc-fetch {summary['run_id']} finished: {out}", crawl_cmd.url_line(summary),
              f"  coverage: {cov['found']} of {cov['listed']} looked-up URLs found in the index "
              f"({100 * cov['share']:.1f}%); {summary['bytes_fetched'] / 1e6:.1f} MB fetched"]
     for outcome, n in summary["outcomes"].items():
@@ -231,19 +227,21 @@ def format_summary(summary: dict, out: str) -> str:
 
 def next_step(summary: dict) -> str:
     """What to do after a run that left no WARC file in --out."""
+    from wikisum.workflows import crawl as crawl_cmd
+
     outcomes = summary["outcomes"]
     options = summary.get("options", {})
     if network_failure(summary):
         return ("Run the same command again when the servers answer: what this run settled "
                 "is skipped.")
-    if not summary["urls"]:
+    if not crawl_cmd.distinct_urls(summary):
         return "The --urls lists hold no URL."
     if options.get("lookup_only") and outcomes["found"]:
         return (f"--lookup-only fetches nothing: run again without it to fetch the "
                 f"{outcomes['found']} URL(s) found.")
     if outcomes["found"]:
         return "--max-total-bytes stopped every fetch: raise it and run again."
-    if outcomes["skipped"] == summary["urls"]:
+    if outcomes["skipped"] == crawl_cmd.distinct_urls(summary):
         return ("Every URL was settled by an earlier run in --out, none of them fetched: "
                 "fetch them from the live web with `wikisum crawl --urls FILE --out DIR`.")
     return ("No URL could be fetched from the crawls searched (see the outcomes and causes "

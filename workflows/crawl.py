@@ -164,11 +164,7 @@ def format_summary(summary: dict, out: str) -> str:
     from wikisum.pipeline.crawl import causes
     from wikisum.pipeline.crawl.job import STAGE_WORDS
 
-    total = sum(summary["outcomes"].values())
-    mark = "" if summary["balanced"] else "  NOT BALANCED"
-    lines = [f"crawl {summary['run_id']} finished: {out}",
-             f"  lines {summary['lines']}  (ignored {summary['ignored_lines']}, duplicates "
-             f"{summary['duplicates']})  URLs in {summary['urls']}  outcomes out {total}{mark}"]
+    lines = [f"crawl {summary['run_id']} finished: {out}", url_line(summary)]
     for outcome, n in summary["outcomes"].items():
         reasons = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in summary["reasons"].items()
                             if k.split(":", 1)[0] == outcome)
@@ -179,6 +175,26 @@ def format_summary(summary: dict, out: str) -> str:
     lines.extend(f"    {path}" for path in warcs)
     lines += closing_lines("crawl", summary, out, STAGE_WORDS, next_step(summary))
     return "\n".join(lines)
+
+
+def url_line(summary: dict) -> str:
+    """The summary line of a job that reads URL lists (crawl, cc-fetch): the lines read (less
+    blank and comment lines), ignored and duplicate, the distinct URLs in and outcomes out."""
+    from wikisum.pipeline.accounting import LINES, URLS
+
+    read, urls = summary["stages"][LINES], summary["stages"][URLS]
+    ignored = read["dropped"].get("ignored", 0)
+    mark = "" if summary["balanced"] else "  NOT BALANCED"
+    return (f"  lines {read['in'] - ignored}  (ignored {ignored}, duplicates "
+            f"{read['dropped'].get('duplicate', 0)})  URLs in {urls['in']}  outcomes out "
+            f"{sum(summary['outcomes'].values())}{mark}")
+
+
+def distinct_urls(summary: dict) -> int:
+    """The distinct URLs a crawl or cc-fetch run read."""
+    from wikisum.pipeline.accounting import URLS
+
+    return summary["stages"][URLS]["in"]
 
 
 def closing_lines(command: str, summary: dict, out: str, stage_words: dict, next_step: str,
@@ -214,9 +230,9 @@ def next_step(summary: dict) -> str:
     if network_failure(summary):
         return ("Run the same command again when the servers answer: what this run settled "
                 "is skipped.")
-    if not summary["urls"]:
+    if not distinct_urls(summary):
         return "The --urls lists hold no URL."
-    if outcomes["skipped"] == summary["urls"]:
+    if outcomes["skipped"] == distinct_urls(summary):
         return "Every URL was settled by an earlier run in --out: there is nothing to fetch."
     if reasons.get("refused:address"):
         return ("No URL got an answer; some were refused for their address (a test server or "

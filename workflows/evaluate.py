@@ -1,5 +1,6 @@
 """``wikisum evaluate``: metrics of a predictions file (ROUGE, perplexity, ...), printed as a
-table and written as JSON. The metrics are :func:`wikisum.generation.evaluation.summarize`'s."""
+table and written as JSON. The metrics are
+:func:`wikisum.generation.evaluation.score_predictions`'."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RES
     examples were scored for reliable intervals."""
     from wikisum.generation import evaluation
 
-    metrics = evaluation.summarize(read_predictions(preds), bootstrap=bootstrap, seed=seed)
+    metrics = evaluation.score_predictions(read_predictions(preds), bootstrap=bootstrap,
+                                           seed=seed)
     metrics["predictions"] = str(preds)
     metrics["warnings"] = _warnings(metrics["examples"])
     target = Path(out or default_out(preds))

@@ -7,7 +7,16 @@ import logging
 import sys
 
 from wikisum.core import progress
-from wikisum.workflows import checks, defaults
+from wikisum.pipeline.clones import CLONE_MEASURES
+from wikisum.pipeline.ingest.config import (
+    ARTICLE_OUTCOMES,
+    MISSING_FILES,
+    AttachConfig,
+    CleanConfig,
+    DedupConfig,
+    IngestConfig,
+)
+from wikisum.workflows import checks
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\
@@ -48,11 +57,11 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
     p.add_argument("--search-results", metavar="JSONL",
                    help='search results, one {"title": ..., "urls": [...]} per line')
     p.add_argument("--clone-threshold", type=checks.number(0, 1),
-                   default=defaults.CLONE_THRESHOLD, metavar="R",
+                   default=AttachConfig.clone_threshold, metavar="R",
                    help="drop a reference that recalls more than R of the lead's words as a "
                         "clone (default: %(default)s)")
-    p.add_argument("--clone-measure", choices=defaults.CLONE_MEASURES,
-                   default=defaults.CLONE_MEASURE,
+    p.add_argument("--clone-measure", choices=CLONE_MEASURES,
+                   default=AttachConfig.clone_measure,
                    help="the lead's words a clone recalls: content (function words of --lang "
                         "left out; measured better on real pages, docs/benchmarks.md) or "
                         "unigram (every word, as in the paper) (default: %(default)s)")
@@ -66,31 +75,32 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                         "when near duplicates by MinHash (near); the first by citation order "
                         "is kept (default: %(default)s)")
     p.add_argument("--near-duplicate-threshold", type=checks.number(0, 1, low_open=True),
-                   default=defaults.NEAR_DUPLICATE_THRESHOLD, metavar="J",
+                   default=DedupConfig.threshold, metavar="J",
                    help="word-shingle Jaccard similarity from which a paragraph is a near "
                         "duplicate (default: %(default)s)")
     checks.add_option(p, shards_option, retired=["--num-shards"], dest="num_shards",
-                      type=checks.count(1, 100_000), default=defaults.INGEST_SHARDS, metavar="N",
+                      type=checks.count(1, 100_000), default=IngestConfig.num_shards,
+                      metavar="N",
                       help="article shards to write (default: %(default)s)")
     p.add_argument("--lang", default="en", help="Wikipedia language code (default: %(default)s)")
     p.add_argument("--max-page-bytes", type=checks.byte_size(1),
-                   default=defaults.MAX_PAGE_BYTES, metavar="SIZE",
+                   default=CleanConfig.max_page_bytes, metavar="SIZE",
                    help="captures larger than this are dropped as too_large "
-                        f"(default: {checks.format_size(defaults.MAX_PAGE_BYTES)})")
+                        f"(default: {checks.format_size(CleanConfig.max_page_bytes)})")
     p.add_argument("--page-timeout", type=checks.number(0, 3600, low_open=True),
-                   default=defaults.PAGE_TIMEOUT_S, metavar="S",
+                   default=CleanConfig.timeout_s, metavar="S",
                    help="seconds allowed for extracting one page's text "
                         "(default: %(default)s)")
-    p.add_argument("--min-words", type=checks.count(0), default=defaults.MIN_WORDS,
+    p.add_argument("--min-words", type=checks.count(0), default=CleanConfig.min_words,
                    metavar="N",
                    help="paragraphs of a page's main text with fewer words are dropped as "
                         "too_few_words; 1 keeps headings, list items and captions, whose "
                         "furniture is dropped by what it says (default: %(default)s)")
     p.add_argument("--max-article-bytes", type=checks.byte_size(1),
-                   default=defaults.MAX_ARTICLE_BYTES, metavar="SIZE",
+                   default=IngestConfig.max_article_bytes, metavar="SIZE",
                    help="a dump page with more wikitext is dropped as too_large, unread "
                         "(memory stays bounded by it; default: "
-                        f"{checks.format_size(defaults.MAX_ARTICLE_BYTES)})")
+                        f"{checks.format_size(IngestConfig.max_article_bytes)})")
     checks.add_shard_buffer(p)
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when the dump yields no article (by default an empty "
@@ -110,12 +120,10 @@ def check_inputs(args, out: str, command: str) -> None:
 def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     """Warn when the output holds no article; True when that is an error: the dump yielded no
     article at all (a wrong or garbled dump), unless ``allow_empty``."""
-    from wikisum.pipeline import ingest
-
     pages = summary["stages"].get("pages", {"kept": 0, "dropped": {}})
     kept = pages.get("kept", 0)
     parsed = kept + sum(pages.get("dropped", {}).get(k, 0)
-                        for k in ingest.ARTICLE_OUTCOMES if k != "kept")
+                        for k in ARTICLE_OUTCOMES if k != "kept")
     if kept:
         return False
     if parsed:
@@ -142,14 +150,12 @@ def missing_hint(summary: dict, out: str, command: str, fetched: bool = False) -
     (or build's option) that fetch them; None when most joined or none is missing."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.pipeline import ingest
-
     links = summary["stages"].get("links", {"in": 0, "kept": 0, "dropped": {}})
     missing = links.get("dropped", {}).get("missing", 0)
     if not missing or (links["in"] and links["kept"] / links["in"] >= JOINED_ENOUGH
                        and has_references(summary)):
         return None
-    lists = [FileSystems.join(out, name) for name in ingest.MISSING_FILES.values()]
+    lists = [FileSystems.join(out, name) for name in MISSING_FILES.values()]
     head = (f"wikisum {command}: {missing} of {links['in']} cited and search-result pages are "
             f"in no --warc/--wet input{' after fetching' if fetched else ''}; they are listed "
             f"in {lists[0]} and {lists[1]}.")
@@ -165,9 +171,7 @@ def missing_hint(summary: dict, out: str, command: str, fetched: bool = False) -
 
 def config_from_args(args, out: str | None = None):
     """The job's :class:`wikisum.pipeline.ingest.IngestConfig`."""
-    from wikisum.pipeline import ingest, language
-    from wikisum.pipeline.dedup import DedupConfig
-    from wikisum.pipeline.references import AttachConfig, CleanConfig
+    from wikisum.pipeline import language
 
     if not 0.0 <= args.clone_threshold <= 1.0:
         raise SystemExit("wikisum ingest: --clone-threshold must be between 0 and 1")
@@ -181,7 +185,7 @@ def config_from_args(args, out: str | None = None):
               f"--dedup {args.dedup}", file=sys.stderr)
     if args.num_shards < 1:
         raise SystemExit("wikisum ingest: --shards must be at least 1")
-    return ingest.IngestConfig(
+    return IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results,
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,

@@ -91,8 +91,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from machine import command_line, describe, write_results  # noqa: E402
 
 from wikisum.core.stopwords import FUNCTION_WORDS, language_key  # noqa: E402
-from wikisum.core.text import sentences, words  # noqa: E402
-from wikisum.pipeline.clones import content_words  # noqa: E402
+from wikisum.core.text import content_words, sentences, words  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 DEFAULT_OUT = ROOT / "experiments" / "results" / "clones.json"

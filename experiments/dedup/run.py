@@ -73,6 +73,7 @@ from machine import command_line, describe, write_results  # noqa: E402
 
 from wikisum.core.text import sentences, words  # noqa: E402
 from wikisum.pipeline import dedup  # noqa: E402
+from wikisum.pipeline.ingest.config import DedupConfig  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "extraction"
 DEFAULT_OUT = ROOT / "experiments" / "results" / "dedup.json"
@@ -229,7 +230,7 @@ def jaccard(a: set, b: set) -> float:
     return common / (len(a) + len(b) - common)
 
 
-def brute_force(references: list[list[str]], config: dedup.DedupConfig) -> list[list]:
+def brute_force(references: list[list[str]], config: DedupConfig) -> list[list]:
     """The rule of `duplicate_paragraphs` without LSH: every kept paragraph sharing a shingle is
     compared (an inverted index of shingles finds them)."""
     kept_texts: set[str] = set()
@@ -261,7 +262,7 @@ def brute_force(references: list[list[str]], config: dedup.DedupConfig) -> list[
 
 
 def datasketch_duplicates(references: list[list[str]],
-                          config: dedup.DedupConfig) -> list[list]:
+                          config: DedupConfig) -> list[list]:
     """The rule of `duplicate_paragraphs` built on datasketch: MinHash.bulk over each distinct
     long paragraph's shingles (as bytes, sha1), MinHashLSH with the module's bands, the same
     exact-Jaccard confirmation."""
@@ -305,12 +306,12 @@ def datasketch_duplicates(references: list[list[str]],
     return result
 
 
-def signatures_numpy(paragraphs: list[list[str]], config: dedup.DedupConfig) -> None:
+def signatures_numpy(paragraphs: list[list[str]], config: DedupConfig) -> None:
     shingles, ends = dedup._shingle_hashes(paragraphs, config.shingle)
     dedup._minhash(shingles, ends - np.diff(ends, prepend=0), config.num_perm)
 
 
-def signatures_datasketch(shingles: list[list[bytes]], config: dedup.DedupConfig) -> None:
+def signatures_datasketch(shingles: list[list[bytes]], config: DedupConfig) -> None:
     from datasketch import MinHash
 
     MinHash.bulk(shingles, num_perm=config.num_perm, seed=1)
@@ -586,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     if machine["loadavg_start"][0] > 0.5:
         print(f"warning: load average {machine['loadavg_start'][0]:.2f} before the runs; "
               "the timings share the machine", flush=True)
-    config = dedup.DedupConfig()
+    config = DedupConfig()
     print(f"defaults: {config}", flush=True)
     start = time.perf_counter()
     pages = load_pages(args.data, args.jobs)

@@ -28,7 +28,8 @@ Steps, all in ``--work`` (default ``experiments/results/headlines/``, git-ignore
     train every model with every seed (and the trend's runs): the same preset, size, step
         budget, batch budget, learning rate and early stopping, each in a child process with
         --threads torch threads, --jobs of them at a time
-    decode the dev split (generation.decode.decode) and score it (models.evaluation.summarize)
+    decode the dev split (generation.decode.decode) and score it
+        (generation.evaluation.score_predictions)
 
 The papers trained on 3.8M pairs with 25k BPE types; 10k pairs get a smaller vocabulary (8000
 by default) and models small enough to train on a CPU in minutes, so absolute scores are far
@@ -190,8 +191,7 @@ def score(predictions: list[str], references: list[str]) -> dict:
     means = evaluation.rouge(predictions, references)
     return {"rouge_f": {k: 100 * means[k]["f"] for k in evaluation.ROUGE_TYPES},
             "redundancy": evaluation.redundancy(predictions),
-            "redundancy_without_unk": evaluation.redundancy(
-                predictions, evaluation.STOPWORDS | {UNK_WORD}),
+            "redundancy_without_unk": evaluation.redundancy(predictions, ignore={UNK_WORD}),
             "unk_share": sum(any(m in p for m in UNK_MARKS) for p in predictions)
             / len(predictions),
             "words": sum(len(p.split()) for p in predictions) / len(predictions),
@@ -289,7 +289,7 @@ def child(spec_path: str) -> int:
                      batch_size=settings.decode_batch, limit=settings.decode_limit,
                      wfe=constrained, device=settings.device, progress=False, overwrite=True)
         records = read_predictions(preds)
-        metrics = evaluation.summarize(records)
+        metrics = evaluation.score_predictions(records)
         entry = {"beam": beam, "wfe_decoding": constrained, "seconds": out["seconds"],
                  "examples": out["examples"], "predictions": preds,
                  "reference_perplexity": metrics["perplexity"],
@@ -436,8 +436,7 @@ def prefix_baseline(folder: Path, limit: int | None) -> dict:
     out = score([r["prediction"] for r in records], titles)
     out["references"] = {
         "redundancy": evaluation.redundancy(titles),
-        "redundancy_without_unk": evaluation.redundancy(titles,
-                                                        evaluation.STOPWORDS | {UNK_WORD}),
+        "redundancy_without_unk": evaluation.redundancy(titles, ignore={UNK_WORD}),
         "words": sum(len(t.split()) for t in titles) / len(titles)}
     return out
 

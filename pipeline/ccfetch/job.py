@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -22,7 +22,8 @@ from wikisum.core import schemas, shards
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.beamio import MatchFiles, WriteShards
+from wikisum.pipeline.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
+from wikisum.pipeline.beamio import TALLY, MatchFiles, Tallying, WriteShards, tally
 from wikisum.pipeline.ccfetch import index
 from wikisum.pipeline.ccfetch.captures import BadIndexLine, IndexCapture, choose
 from wikisum.pipeline.ccfetch.client import Client, RateLimit
@@ -49,16 +50,15 @@ log = logging.getLogger("wikisum.ccfetch")
 
 SUMMARY = "summary.json"
 LOG_GLOB = "cc_fetch_log-*.parquet"
-COUNTERS = "wikisum.ccfetch"
-TALLY = "tally"
 RESOLVED = "resolved"
 NEXT = "next"
 WARC_FILES = "warc_files"
-
-
-def tally(key: str, n: int = 1) -> TaggedOutput:
-    Metrics.counter(COUNTERS, key).inc(n)
-    return TaggedOutput(TALLY, (key, n))
+# Stages and tallies (wikisum.pipeline.accounting) besides LINES and URLS.
+LOOKUP = "lookup"  # URLs looked up -> a capture found (dropped: not_in_index, failed)
+FETCH = "fetch"  # URLs with a capture -> fetched (dropped: failed, not_fetched)
+REASONS = "reasons"  # the outcomes by reason: (REASONS, "outcome:reason")
+INDEX = "index"  # (INDEX, "bad_line"): index lines that do not parse
+BYTES = "bytes"  # (BYTES, "fetched"): record bytes fetched
 
 
 @dataclass(frozen=True)
@@ -75,17 +75,17 @@ class Pending:
 # Input
 
 
-class ReadUrlLines(beam.DoFn):
+class ReadUrlLines(Tallying):
     """A URL list file (plain or compressed) -> (normalised URL or the line, line)."""
 
     def process(self, path: str):
         with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
             for raw in iter(f.readline, b""):
                 line = raw.decode("utf-8", errors="replace").strip()
+                self.count(LINES, IN)
                 if not line or line.startswith("#"):
-                    yield tally("input:ignored")
+                    self.count(LINES, "ignored")
                     continue
-                yield tally("input:line")
                 yield normalize_url(line) or line, line
 
 
@@ -126,9 +126,10 @@ class Plan(beam.DoFn):
         lines = sorted(grouped["lines"])
         if not lines:
             return  # only in an earlier log: not asked for this time
-        yield tally("input:url")
+        yield tally(LINES, KEPT)
         if len(lines) > 1:
-            yield tally("input:duplicate", len(lines) - 1)
+            yield tally(LINES, "duplicate", len(lines) - 1)
+        yield tally(URLS, IN)
         url = lines[0]
         key = surt_key(url) if normalize_url(url) else None
         searched = self.config.search_key()
@@ -206,10 +207,10 @@ class AssignRowGroups(beam.DoFn):
 def read_group(item):
     name, keys = item
     g = index.RowGroup(*json.loads(name))
-    Metrics.counter(COUNTERS, "columnar:row_groups_read").inc()
+    Metrics.counter(beamio.COUNTERS, "columnar:row_groups_read").inc()
     for found in index.read_row_group(g, keys):
         if isinstance(found, BadIndexLine):
-            yield tally("lookup:bad_index_line")
+            yield tally(INDEX, "bad_line")
         else:
             yield found.urlkey, found
 
@@ -271,7 +272,7 @@ class Step(beam.DoFn):
         results = list(grouped["result"])
         result = results[0] if results else index.LookupResult(error="no lookup result")
         if result.bad_lines:
-            yield tally("lookup:bad_index_line", result.bad_lines)
+            yield tally(INDEX, "bad_line", result.bad_lines)
         searched = self.config.search_key()
         choice = choose(list(result.captures), list(self.config.crawls), self.config.before,
                         surt_key)
@@ -406,82 +407,75 @@ class FetchGroup(beam.DoFn):
 
 
 # Per stage: what one request is called, and what to check besides the network.
-STAGE_WORDS = {"lookup": "look-up", "fetch": "fetch"}
-STAGE_HINTS = {"lookup": "--index-url", "fetch": "--data-url"}
+STAGE_WORDS = {LOOKUP: "look-up", FETCH: "fetch"}
+STAGE_HINTS = {LOOKUP: "--index-url", FETCH: "--data-url"}
 
 
-def summarize(counts: Iterable, warc_files: list, config: CcFetchConfig,
-              firsts: Iterable = ()) -> dict:
-    """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, each
-    stage's in = kept + dropped, coverage (found / listed), failures by cause, the requests
-    each stage made and how many failed for a network reason (``network``; a stage whose every
-    request did makes ``network_failure`` the line saying so), and ``balanced``.
+def cc_fetch_summary(counts: Iterable, warc_files: list, config: CcFetchConfig,
+                     firsts: Iterable = ()) -> dict:
+    """Tallies -> the run's summary (:func:`~wikisum.pipeline.accounting.job_summary`): the
+    stages ``lines`` (lines read -> distinct URLs), ``urls`` (distinct URLs -> fetched, the
+    others dropped by outcome), ``lookup`` and ``fetch``; the outcomes and their reasons,
+    coverage (found / listed), failures by cause, the requests each stage made and how many
+    failed for a network reason (``network``; a stage whose every request did makes
+    ``network_failure`` the line saying so).
 
     Args:
         firsts: (cause tally, (time, URL, example)) of each cause's earliest failure.
     """
-    c = Counter()
-    for key, n in counts:
-        c[key] += n
-    reasons = {k: v for k, v in sorted(c.items()) if k.split(":", 1)[0] in OUTCOMES}
+    c = by_stage(counts)
+    reasons = dict(sorted(c.get(REASONS, Counter()).items()))
     outcomes = Counter()
     for k, v in reasons.items():
         outcomes[k.split(":", 1)[0]] += v
-    urls = c.get("input:url", 0)
-    failed_lookup = sum(reasons.get(f"{FAILED}:{r}", 0) for r in LOOKUP_FAILURES)
-    failed_fetch = outcomes[FAILED] - failed_lookup
-    found = outcomes[FETCHED] + outcomes[FOUND] + failed_fetch
-    looked_up = urls - outcomes[SKIPPED] - reasons.get(f"{FAILED}:invalid_url", 0)
-    failures = causes.summarize(c, firsts, {"lookup": looked_up,
-                                            "fetch": outcomes[FETCHED] + failed_fetch})
-    return {
-        "job": "wikisum cc-fetch",
-        "run_id": config.run_id,
-        "format": schemas.FORMAT_VERSION,
-        "lines": c.get("input:line", 0),
-        "ignored_lines": c.get("input:ignored", 0),
-        "duplicates": c.get("input:duplicate", 0),
-        "urls": urls,
-        "outcomes": {k: outcomes.get(k, 0) for k in OUTCOMES},
-        "reasons": reasons,
-        "stages": {
-            "lookup": {"in": looked_up, "kept": found,
-                       "dropped": {NOT_IN_INDEX: outcomes[NOT_IN_INDEX],
-                                   "failed": failed_lookup - reasons.get(
-                                       f"{FAILED}:invalid_url", 0)}},
-            "fetch": {"in": found, "kept": outcomes[FETCHED],
-                      "dropped": {"failed": failed_fetch, "not_fetched": outcomes[FOUND]}},
-        },
-        "coverage": {"listed": looked_up, "found": found,
-                     "share": round(found / looked_up, 4) if looked_up else 0.0},
-        "bytes_fetched": c.get("bytes:fetched", 0),
-        "index_bad_lines": c.get("lookup:bad_index_line", 0),
-        "balanced": urls == sum(outcomes.values()),
-        "causes": failures["causes"],
-        "network": failures["network"],
-        "network_failure": causes.network_failure("cc-fetch", failures["network"], STAGE_WORDS,
-                                                  STAGE_HINTS),
-        "warc_files": sorted(warc_files),
-        "options": {k: (list(v) if isinstance(v, tuple) else v)
-                    for k, v in asdict(config).items()},
-    }
+    lookup, fetch = c.get(LOOKUP, Counter()), c.get(FETCH, Counter())
+    failures = causes.failures_by_cause(c.get(causes.CAUSE, {}), firsts, {
+        LOOKUP: lookup[IN], FETCH: fetch[KEPT] + fetch["failed"]})
+    return job_summary(
+        "cc-fetch", config, counts, (LINES, URLS, LOOKUP, FETCH),
+        run_id=config.run_id,
+        outcomes={k: outcomes.get(k, 0) for k in OUTCOMES},
+        reasons=reasons,
+        coverage={"listed": lookup[IN], "found": lookup[KEPT],
+                  "share": round(lookup[KEPT] / lookup[IN], 4) if lookup[IN] else 0.0},
+        bytes_fetched=c.get(BYTES, Counter())["fetched"],
+        index_bad_lines=c.get(INDEX, Counter())["bad_line"],
+        causes=failures["causes"],
+        network=failures["network"],
+        network_failure=causes.network_failure("cc-fetch", failures["network"], STAGE_WORDS,
+                                               STAGE_HINTS),
+        warc_files=sorted(warc_files))
 
 
-def failure(o: Outcome) -> Iterator[tuple[str, tuple[str, str, str]]]:
+def failure(o: Outcome) -> Iterator[tuple[tuple[str, str], tuple[str, str, str]]]:
     """A failed outcome -> its cause tally and (time, URL, example); nothing for the others."""
     if o.outcome != FAILED:
         return
-    stage = ("input" if o.reason == "invalid_url" else
-             "lookup" if o.reason in LOOKUP_FAILURES else "fetch")
+    stage = (URLS if o.reason == "invalid_url" else
+             LOOKUP if o.reason in LOOKUP_FAILURES else FETCH)
     # not o.status: that is the capture's status in the index, not an answer to a request
     yield causes.failure(stage, o.url, o.error, o.reason, 0, o.fetched_at)
 
 
 def count_outcome(o: Outcome):
-    Metrics.counter(COUNTERS, f"{o.outcome}:{o.reason}").inc()
-    yield f"{o.outcome}:{o.reason}", 1
+    """An outcome -> its tallies: the URL settled (kept when fetched), its reason, the stages
+    it went through (``lookup``: all but the skipped and the invalid; ``fetch``: those with a
+    capture), the bytes fetched, the cause of a failure."""
+    Metrics.counter(beamio.COUNTERS, f"{o.outcome}:{o.reason}").inc()
+    yield (URLS, KEPT if o.outcome == FETCHED else o.outcome), 1
+    yield (REASONS, f"{o.outcome}:{o.reason}"), 1
+    if o.outcome != SKIPPED and not (o.outcome == FAILED and o.reason == "invalid_url"):
+        yield (LOOKUP, IN), 1
+        if o.outcome == NOT_IN_INDEX:
+            yield (LOOKUP, NOT_IN_INDEX), 1
+        elif o.outcome == FAILED and o.reason in LOOKUP_FAILURES:
+            yield (LOOKUP, "failed"), 1
+        else:
+            yield (LOOKUP, KEPT), 1
+            yield (FETCH, IN), 1
+            yield (FETCH, {FETCHED: KEPT, FOUND: "not_fetched"}.get(o.outcome, "failed")), 1
     if o.outcome == FETCHED:
-        yield "bytes:fetched", o.bytes
+        yield (BYTES, "fetched"), o.bytes
     for key, _ in failure(o):
         yield key, 1
 
@@ -525,8 +519,8 @@ def build(p: beam.Pipeline, config: CcFetchConfig, token: str) -> None:
         warcs = [fetching[WARC_FILES]]
     outcomes = (split[0], looked["main"], fetched) | "AllOutcomes" >> beam.Flatten()
     total = config.log_shards
-    finals = {i: FileSystems.join(config.out, "log",
-                                  f"cc_fetch_log-{config.run_id}-{i:05d}-of-{total:05d}.parquet")
+    finals = {i: shards.shard_path(FileSystems.join(config.out, "log"),
+                                   f"cc_fetch_log-{config.run_id}", i, total)
               for i in range(total)}
     staged_log = (outcomes
                   | "LogRows" >> beam.Map(lambda o: (stable_hash(o.url) % total, o.row()))
@@ -543,8 +537,8 @@ def build(p: beam.Pipeline, config: CcFetchConfig, token: str) -> None:
               | "Failures" >> beam.FlatMap(failure)
               | "EarliestFailure" >> beam.CombinePerKey(min)
               | "CollectFailures" >> beam.combiners.ToList())
-    summary = counts | "Summarize" >> beam.Map(
-        lambda c, w, f: json.dumps(summarize(c, w, config, f), indent=1, sort_keys=True) + "\n",
+    summary = counts | "Summary" >> beam.Map(
+        lambda c, w, f: summary_json(cc_fetch_summary(c, w, config, f)),
         beam.pvalue.AsSingleton(warc_list), beam.pvalue.AsSingleton(firsts))
     # The run's log shards are whole once committed: its per-group files are not needed then.
     group_logs = FileSystems.join(config.out, "log", f"cc_fetch_log-{config.run_id}-group-*")

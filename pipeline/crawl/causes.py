@@ -139,25 +139,30 @@ def example(url: str, error: str, limit: int = 400) -> str:
 # Summaries
 
 
-def tally_key(stage: str, cause: str) -> str:
-    """The tally of one failure: ``cause:STAGE:CAUSE``."""
-    return f"cause:{stage}:{cause}"
+CAUSE = "cause"  # the tallies of failures, ``(CAUSE, "STAGE:CAUSE")``
+
+
+def tally_key(stage: str, cause: str) -> tuple[str, str]:
+    """The tally of one failure: ``(CAUSE, "STAGE:CAUSE")`` (:mod:`wikisum.pipeline.accounting`;
+    not an accounted stage)."""
+    return CAUSE, f"{stage}:{cause}"
 
 
 def failure(stage: str, url: str, error: str, reason: str, status: int, at: str
-            ) -> tuple[str, tuple[str, str, str]]:
+            ) -> tuple[tuple[str, str], tuple[str, str, str]]:
     """One failed outcome -> its tally (:func:`tally_key`) and (time, URL, example): what
-    :func:`summarize` reads (the jobs keep the earliest per tally)."""
+    :func:`failures_by_cause` reads (the jobs keep the earliest per tally)."""
     return tally_key(stage, cause_of(error, reason, status)), (at, url, example(url, error))
 
 
-def summarize(tallies: Mapping[str, int], firsts: Iterable[tuple[str, tuple]],
-              attempted: Mapping[str, int]) -> dict:
+def failures_by_cause(counts: Mapping[str, int], firsts: Iterable[tuple[tuple[str, str], tuple]],
+                      attempted: Mapping[str, int]) -> dict:
     """A run's failures by cause, and per stage how many of the requests it made failed for a
     network reason.
 
     Args:
-        tallies: the run's tallies; those named by :func:`tally_key` are read.
+        counts: the run's failure tallies summed, ``{"STAGE:CAUSE": n}`` (those under
+            :data:`CAUSE`).
         firsts: (tally key, (time, URL, example)) of the earliest failure of each key.
         attempted: per stage ("lookup", "fetch"), the URLs it made requests for.
 
@@ -166,8 +171,8 @@ def summarize(tallies: Mapping[str, int], firsts: Iterable[tuple[str, tuple]],
         ``network``: {stage: {attempted, failed (for a network reason), first (the earliest
         such failure, "" when none)}}.
     """
-    earliest = dict(firsts)
-    counts: dict[str, int] = {}
+    earliest = {key[1]: first for key, first in firsts if key[0] == CAUSE}
+    totals: dict[str, int] = {}
     firsts_of: dict[str, tuple] = {}  # cause -> its earliest failure
     network = {stage: {"attempted": n, "failed": 0, "first": None}
                for stage, n in attempted.items()}
@@ -175,19 +180,17 @@ def summarize(tallies: Mapping[str, int], firsts: Iterable[tuple[str, tuple]],
     def earlier(a: tuple | None, b: tuple | None) -> tuple | None:
         return b if a is None or (b is not None and b < a) else a
 
-    for key, n in sorted(tallies.items()):
-        if not key.startswith("cause:"):
-            continue
-        _, stage, cause = key.split(":", 2)
+    for key, n in sorted(counts.items()):
+        stage, cause = key.split(":", 1)
         first = earliest.get(key)
-        counts[cause] = counts.get(cause, 0) + n
+        totals[cause] = totals.get(cause, 0) + n
         firsts_of[cause] = earlier(firsts_of.get(cause), first)
         if cause in NETWORK and stage in network:
             network[stage]["failed"] += n
             network[stage]["first"] = earlier(network[stage]["first"], first)
     return {
         "causes": {c: {"count": n, "example": (firsts_of[c] or ("", "", ""))[2]}
-                   for c, n in counts.items()},
+                   for c, n in totals.items()},
         "network": {stage: {**net, "first": (net["first"] or ("", "", ""))[2]}
                     for stage, net in network.items()},
     }

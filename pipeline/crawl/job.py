@@ -8,7 +8,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -20,7 +20,8 @@ from wikisum.core import schemas, shards
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.beamio import MatchFiles, Staged, WriteShards
+from wikisum.pipeline.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
+from wikisum.pipeline.beamio import TALLY, MatchFiles, Staged, Tallying, WriteShards, tally
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
 from wikisum.pipeline.crawl.fetch import Crawler
@@ -41,17 +42,9 @@ log = logging.getLogger("wikisum.crawl")
 
 LOG_GLOB = "crawl_log-*.parquet"
 SUMMARY = "summary.json"
-
-
-IN = "input"  # tallies of what was read: line, ignored, duplicate, url
-TALLY = "tally"
 WARC_FILES = "warc_files"
 FETCH = "fetch"
-
-
-def tally(key: str, n: int = 1) -> TaggedOutput:
-    Metrics.counter("wikisum.crawl", key).inc(n)
-    return TaggedOutput(TALLY, (key, n))
+REASONS = "reasons"  # the tallies of the outcomes by reason: (REASONS, "outcome:reason")
 
 
 def url_lines(lines: Iterable[str]) -> Iterator[str | None]:
@@ -61,7 +54,7 @@ def url_lines(lines: Iterable[str]) -> Iterator[str | None]:
         yield None if not line or line.startswith("#") else line
 
 
-class ReadUrlLines(beam.DoFn):
+class ReadUrlLines(Tallying):
     """A URL list file (plain or compressed) -> (key, raw line), key as in ``check_url``."""
 
     def process(self, path: str):
@@ -70,10 +63,10 @@ class ReadUrlLines(beam.DoFn):
             # so no TextIOWrapper.
             lines = (raw.decode("utf-8", errors="replace") for raw in iter(f.readline, b""))
             for line in url_lines(lines):
+                self.count(LINES, IN)
                 if line is None:
-                    yield tally(f"{IN}:ignored")
+                    self.count(LINES, "ignored")
                     continue
-                yield tally(f"{IN}:line")
                 yield check_url(line)[0], line
 
 
@@ -84,7 +77,7 @@ def read_done(path: str):
         rows = list(shards.iter_rows([path], columns=["url", "outcome", "status"]))
     except shards.CorruptShard as exc:
         log.warning("crawl: skipping an unreadable earlier log: %s", exc)
-        Metrics.counter("wikisum.crawl", "unreadable_log").inc()
+        Metrics.counter(beamio.COUNTERS, "crawl:unreadable_log").inc()
         return
     for row in rows:
         if is_done(row["outcome"], row["status"]):
@@ -108,9 +101,10 @@ class Plan(beam.DoFn):
             yield from self.plan(key, lines, any(grouped["done"]))
 
     def plan(self, key: str, lines: list[str], done: bool):
-        yield tally(f"{IN}:url")
+        yield tally(LINES, KEPT)
         if len(lines) > 1:
-            yield tally(f"{IN}:duplicate", len(lines) - 1)
+            yield tally(LINES, "duplicate", len(lines) - 1)
+        yield tally(URLS, IN)
         _, refusal = check_url(lines[0])
         if done or refusal:
             self.progress.update()  # settled here; the others as they are fetched
@@ -169,13 +163,15 @@ def failure(o: Outcome) -> Iterator[tuple[str, tuple[str, str, str]]]:
     """A failed outcome -> its cause tally and (time, URL, example); nothing for the others."""
     if o.outcome != FAILED:
         return
-    stage = "input" if o.reason == "invalid_url" else "fetch"
+    stage = URLS if o.reason == "invalid_url" else FETCH
     yield causes.failure(stage, o.url, o.error, o.reason, o.status, o.fetched_at)
 
 
 def count_outcome(o: Outcome):
-    Metrics.counter("wikisum.crawl", f"{o.outcome}:{o.reason}").inc()
-    yield f"{o.outcome}:{o.reason}", 1
+    """An outcome -> its tallies: the URL settled (kept when fetched), its reason, its cause."""
+    Metrics.counter(beamio.COUNTERS, f"{o.outcome}:{o.reason}").inc()
+    yield (URLS, KEPT if o.outcome == FETCHED else o.outcome), 1
+    yield (REASONS, f"{o.outcome}:{o.reason}"), 1
     for key, _ in failure(o):
         yield key, 1
 
@@ -197,53 +193,41 @@ def host_log(out: str, run_id: str, host: str) -> str:
     return FileSystems.join(out, "log", f"crawl_log-{run_id}-host-{stable_hash(host):016x}.parquet")
 
 
-def log_name(run_id: str, index: int, total: int) -> str:
-    return f"crawl_log-{run_id}-{index:05d}-of-{total:05d}"
+def log_path(out: str, run_id: str, index: int, total: int) -> str:
+    return shards.shard_path(FileSystems.join(out, "log"), f"crawl_log-{run_id}", index, total)
 
 
-STAGE_WORDS = {"fetch": "fetch"}  # what one request of a stage is called
+STAGE_WORDS = {FETCH: "fetch"}  # what one request of a stage is called
 
 
-def summarize(counts: list, warc_files: list, config: CrawlConfig, firsts: Iterable = ()
-              ) -> dict:
-    """Tallies -> the run's summary: input lines, distinct URLs, outcomes by reason, failures
-    by cause, the URLs requested and how many failed for a network reason (``network``; when
-    every one did, ``network_failure`` is the line saying so), and ``balanced`` (distinct URLs
-    in = outcomes out).
+def crawl_summary(counts: list, warc_files: list, config: CrawlConfig, firsts: Iterable = ()
+                  ) -> dict:
+    """Tallies -> the run's summary (:func:`~wikisum.pipeline.accounting.job_summary`): the
+    stages ``lines`` (lines read -> distinct URLs) and ``urls`` (distinct URLs -> fetched, the
+    others dropped by outcome), the outcomes and their reasons, failures by cause, the URLs
+    requested and how many failed for a network reason (``network``; when every one did,
+    ``network_failure`` is the line saying so).
 
     Args:
         firsts: (cause tally, (time, URL, example)) of each cause's earliest failure.
     """
-    c = Counter()
-    for key, n in counts:
-        c[key] += n
-    reasons = {k: v for k, v in sorted(c.items()) if k.split(":", 1)[0] in OUTCOMES}
+    c = by_stage(counts)
+    reasons = dict(sorted(c.get(REASONS, Counter()).items()))
     outcomes = Counter()
     for k, v in reasons.items():
         outcomes[k.split(":", 1)[0]] += v
-    urls = c.get(f"{IN}:url", 0)
     # Requested: fetched or failed, but for the lines that are no URL (refused ones never were).
     requested = outcomes[FETCHED] + outcomes[FAILED] - reasons.get(f"{FAILED}:invalid_url", 0)
-    failures = causes.summarize(c, firsts, {"fetch": requested})
-    return {
-        "job": "wikisum crawl",
-        "run_id": config.run_id,
-        "format": schemas.FORMAT_VERSION,
-        "lines": c.get(f"{IN}:line", 0),
-        "ignored_lines": c.get(f"{IN}:ignored", 0),
-        "duplicates": c.get(f"{IN}:duplicate", 0),
-        "urls": urls,
-        "outcomes": {k: outcomes.get(k, 0) for k in OUTCOMES},
-        "reasons": reasons,
-        "balanced": urls == sum(outcomes.values()),
-        "causes": failures["causes"],
-        "network": failures["network"],
-        "network_failure": causes.network_failure("crawl", failures["network"], STAGE_WORDS,
-                                                  {}),
-        "warc_files": sorted(warc_files),
-        "options": {k: (list(v) if isinstance(v, tuple) else v)
-                    for k, v in asdict(config).items()},
-    }
+    failures = causes.failures_by_cause(c.get(causes.CAUSE, {}), firsts, {FETCH: requested})
+    return job_summary(
+        "crawl", config, counts, (LINES, URLS),
+        run_id=config.run_id,
+        outcomes={k: outcomes.get(k, 0) for k in OUTCOMES},
+        reasons=reasons,
+        causes=failures["causes"],
+        network=failures["network"],
+        network_failure=causes.network_failure("crawl", failures["network"], STAGE_WORDS, {}),
+        warc_files=sorted(warc_files))
 
 
 class ReadUrls(beam.PTransform):
@@ -311,8 +295,7 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
     fetched = planned[FETCH] | "FetchHosts" >> FetchHosts(config)
     outcomes = (planned.outcomes, fetched["main"]) | "AllOutcomes" >> beam.Flatten()
     total = config.log_shards
-    finals = {i: FileSystems.join(config.out, "log", log_name(config.run_id, i, total) + ".parquet")
-              for i in range(total)}
+    finals = {i: log_path(config.out, config.run_id, i, total) for i in range(total)}
     staged_log = (outcomes
                   | "LogRows" >> beam.Map(lambda o: (stable_hash(o.url) % total, o.row()))
                   | "WriteLog" >> WriteShards(finals, staging, schemas.CRAWL_LOG,
@@ -327,8 +310,8 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
               | "Failures" >> beam.FlatMap(failure)
               | "EarliestFailure" >> beam.CombinePerKey(min)
               | "CollectFailures" >> beam.combiners.ToList())
-    summary = counts | "Summarize" >> beam.Map(
-        lambda c, w, f: json.dumps(summarize(c, w, config, f), indent=1, sort_keys=True) + "\n",
+    summary = counts | "Summary" >> beam.Map(
+        lambda c, w, f: summary_json(crawl_summary(c, w, config, f)),
         beam.pvalue.AsSingleton(warcs), beam.pvalue.AsSingleton(firsts))
     # The run's log shards are whole once committed: its per-host files are not needed then.
     host_logs = FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet")

@@ -15,7 +15,7 @@ from wikisum.generation.evaluation import (
     redundancy,
     rouge,
     rouge_per_example,
-    summarize,
+    score_predictions,
     truncate_bytes,
 )
 
@@ -85,12 +85,18 @@ def test_duc_recall_scores_only_the_first_75_bytes():
 def test_redundancy_golden_values():
     outputs = ["The cat saw the cat and the Cat.", "A dog barked.", "Rain, rain, RAIN! 42 42 storm"]
     got = redundancy(outputs)
-    # 1: cat saw cat cat -> 2 repeats ("the", "and" are stopwords); 2: none; 3: rain x3 -> 2
-    # (the number 42 is not a word).
+    # 1: cat saw cat cat -> 2 repeats ("the", "and" are function words); 2: none; 3: rain x3
+    # -> 2 (the number 42 is not a content word).
     assert got == {"share_repeating": pytest.approx(2 / 3),
                    "repeated_tokens_per_output": pytest.approx(4 / 3)}
-    assert redundancy(["the the end"], stopwords=frozenset()) == {
-        "share_repeating": 1.0, "repeated_tokens_per_output": 1.0}
+    assert redundancy(["the the end"]) == {"share_repeating": 0.0,
+                                           "repeated_tokens_per_output": 0.0}
+    assert redundancy(["unk storm unk"]) == {"share_repeating": 1.0,
+                                             "repeated_tokens_per_output": 1.0}
+    assert redundancy(["unk storm unk"], ignore={"unk"})["repeated_tokens_per_output"] == 0.0
+    # the language's function words: in German only "hund" repeats; in English "der" too
+    assert redundancy(["der Hund und der Hund"], lang="de")["repeated_tokens_per_output"] == 1.0
+    assert redundancy(["der Hund und der Hund"])["repeated_tokens_per_output"] == 2.0
     assert redundancy([""]) == {"share_repeating": 0.0, "repeated_tokens_per_output": 0.0}
 
 
@@ -112,8 +118,8 @@ def records():
     ]
 
 
-def test_summarize():
-    got = summarize(records())
+def test_score_predictions():
+    got = score_predictions(records())
     assert got["examples"] == 3
     assert got["rouge"] == rouge(PREDICTIONS, REFERENCES)
     assert got["duc_recall_75b"] == duc_recall(PREDICTIONS, REFERENCES)
@@ -122,21 +128,21 @@ def test_summarize():
     assert got["perplexity"] == pytest.approx(2 ** 1.5)
     assert (got["perplexity_examples"], got["perplexity_tokens"]) == (2, 4)
     assert got["prediction_words"] == pytest.approx((9 + 9 + 4) / 3)
-    without = summarize([{k: v for k, v in r.items() if "nll" not in k} for r in records()])
+    without = score_predictions([{k: v for k, v in r.items() if "nll" not in k} for r in records()])
     assert without["perplexity"] is None
 
 
-def test_summarize_names_the_bad_record():
+def test_score_predictions_names_the_bad_record():
     bad = records()
     del bad[1]["reference"]
     with pytest.raises(ValueError, match=r"record 1 \(id 2\) lacks reference"):
-        summarize(bad)
+        score_predictions(bad)
     with pytest.raises(ValueError, match="no prediction records"):
-        summarize([])
+        score_predictions([])
 
 
 def test_format_table():
-    metrics = summarize(records())
+    metrics = score_predictions(records())
     table = format_table(metrics)
     lines = table.splitlines()
     rouge_l = next(line for line in lines if line.startswith("ROUGE-L "))
@@ -147,22 +153,18 @@ def test_format_table():
     assert len(lines) < 20
 
 
-def test_stopwords_are_sklearns():
-    assert len(evaluation.STOPWORDS) == 318 and "the" in evaluation.STOPWORDS
-
-
 def test_per_example_scores_average_to_the_summary():
     scores = evaluation.per_example_scores(records())
     assert {key for key, _, _ in evaluation.SCORES} == set(scores)
-    metrics = summarize(records())
+    metrics = score_predictions(records())
     assert sum(scores["rouge.rouge2.f"]) / 3 == pytest.approx(metrics["rouge"]["rouge2"]["f"])
     assert sum(scores["duc_recall_75b.rougeL"]) / 3 == pytest.approx(
         metrics["duc_recall_75b"]["rougeL"])
     assert scores["empty_predictions"] == [0.0, 0.0, 0.0]
 
 
-def test_summarize_with_bootstrap_puts_an_interval_beside_every_score():
-    metrics = summarize(records(), bootstrap=200, seed=1)
+def test_score_predictions_with_bootstrap_puts_an_interval_beside_every_score():
+    metrics = score_predictions(records(), bootstrap=200, seed=1)
     ci = metrics["intervals"]
     for name in ("rouge1", "rouge2", "rougeL"):
         for part in ("f", "p", "r"):
@@ -174,8 +176,8 @@ def test_summarize_with_bootstrap_puts_an_interval_beside_every_score():
     # Between the examples' own perplexities, 2 and 8.
     assert 2.0 - 1e-9 <= low <= metrics["perplexity"] <= high <= 8.0 + 1e-9
     assert metrics["bootstrap"]["resamples"] == 200
-    assert summarize(records(), bootstrap=200, seed=1) == metrics  # deterministic
-    assert "intervals" not in summarize(records())
+    assert score_predictions(records(), bootstrap=200, seed=1) == metrics  # deterministic
+    assert "intervals" not in score_predictions(records())
     table = format_table(metrics)
     rouge_l = next(line for line in table.splitlines() if line.startswith("ROUGE-L "))
     f_low, f_high = ci["rouge"]["rougeL"]["f"]

@@ -153,7 +153,7 @@ def test_a_staged_file_lost_before_its_commit_is_an_error(tmp_path):
 
 def test_write_shards_and_commit_in_a_pipeline(tmp_path):
     out = tmp_path / "out"
-    finals = {i: str(out / "t" / beamio.shard_name("t", i, 3)) for i in range(3)}
+    finals = {i: shards.shard_path(str(out / "t"), "t", i, 3) for i in range(3)}
     staging = beamio.temp_dir(str(out), "tok")
     with BeamTestPipeline() as p:
         staged = (p | beam.Create([(i % 2, {"id": i, "text": str(i)}) for i in range(10)])

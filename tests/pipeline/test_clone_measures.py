@@ -6,13 +6,12 @@ import re
 import pytest
 
 from wikisum.core.stopwords import FUNCTION_WORDS, language_key
-from wikisum.core.text import words
+from wikisum.core.text import content_words, words
 from wikisum.pipeline.clones import (
     CLONE_MEASURES,
     DEFAULT_CLONE_MEASURE,
     clone_recall,
     content_recall,
-    content_words,
     lead_recall,
 )
 

@@ -10,14 +10,8 @@ import sys
 import pytest
 
 from wikisum.core.text import words
-from wikisum.pipeline.dedup import (
-    EXACT,
-    NEAR,
-    DedupConfig,
-    Duplicate,
-    duplicate_paragraphs,
-    find_duplicates,
-)
+from wikisum.pipeline.dedup import EXACT, NEAR, Duplicate, duplicate_paragraphs, find_duplicates
+from wikisum.pipeline.ingest.config import DedupConfig
 
 # 40 distinct words: a paragraph long enough for near-duplicate matching.
 BASE = ("The committee met on Tuesday to discuss the new budget for the regional hospital, "

@@ -22,8 +22,14 @@ from builders import DUMP, reference
 from wikisum.core import schemas
 from wikisum.core.records import Link
 from wikisum.core.text import words
-from wikisum.pipeline import ingest
-from wikisum.pipeline.references import AttachConfig
+from wikisum.pipeline.accounting import IN, KEPT
+from wikisum.pipeline.beamio import DEAD, TALLY
+from wikisum.pipeline.ingest import MISSING_CITATION, MISSING_SEARCH
+from wikisum.pipeline.ingest import search as ingest_search
+from wikisum.pipeline.ingest.articles import ReadArticles
+from wikisum.pipeline.ingest.assemble import FilterReferences
+from wikisum.pipeline.ingest.config import AttachConfig
+from wikisum.pipeline.ingest.references import JoinReferences, follow_redirects, join_by_url
 from wikisum.pipeline.urls import normalize_url
 from wikisum.workflows import cli
 
@@ -43,11 +49,11 @@ def test_join_keeps_one_capture_per_url():
         out = ({"links": p | "L" >> beam.Create([("u", ("u", link))]),
                 "refs": p | "R" >> beam.Create([("u", old), ("u", new)])}
                | beam.CoGroupByKey()
-               | beam.FlatMap(ingest.join_by_url).with_outputs(
-                   ingest.DEAD, ingest.TALLY, ingest.MISSING_CITATION, ingest.MISSING_SEARCH,
+               | beam.FlatMap(join_by_url).with_outputs(
+                   DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH,
                    main="found"))
         assert_that(out.found, equal_to([(1, (link, new))]), label="kept")
-        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.reason, d.record)),
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.url, d.reason, d.record)),
                     equal_to([("u", "superseded_capture", old.record_id)]), label="dead")
 
 
@@ -59,14 +65,14 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
         out = ({"links": p | "L" >> beam.Create([(url, (url, link)) for url, link in links]),
                 "refs": p | "R" >> beam.Create([("a", ref_a), ("b", ref_b)])}
                | beam.CoGroupByKey()
-               | beam.FlatMap(ingest.join_by_url).with_outputs(
-                   ingest.DEAD, ingest.TALLY, ingest.MISSING_CITATION, ingest.MISSING_SEARCH,
+               | beam.FlatMap(join_by_url).with_outputs(
+                   DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH,
                    main="found"))
         assert_that(out.found, equal_to([(1, (Link(1, "citation", 0), ref_a)),
                                          (2, (Link(2, "search", 0), ref_a))]), label="found")
-        assert_that(out[ingest.MISSING_CITATION], equal_to(["c"]), label="missing_citation")
-        assert_that(out[ingest.MISSING_SEARCH], equal_to(["d"]), label="missing_search")
-        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.stage, d.reason)),
+        assert_that(out[MISSING_CITATION], equal_to(["c"]), label="missing_citation")
+        assert_that(out[MISSING_SEARCH], equal_to(["d"]), label="missing_search")
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.url, d.stage, d.reason)),
                     equal_to([("c", "links", "missing"), ("d", "links", "missing"),
                               ("b", "captures", "unreferenced")]), label="dead")
 
@@ -78,14 +84,14 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
 def test_read_articles_matches_its_dumps_when_it_runs_and_accounts_for_every_page(tmp_path):
     (tmp_path / "a.xml.bz2").write_bytes(bz2.compress(DUMP.encode()))
     with BeamTestPipeline() as p:
-        out = p | ingest.ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
+        out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
         assert_that(out["main"] | beam.Map(lambda a: (a.id, a.title, a.lead)),
                     equal_to([(1, "Alpha", "Alpha is a letter.")]), label="articles")
-        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.record, d.reason)),
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.record, d.reason)),
                     equal_to([("2", "redirect"), ("3", "non_article_namespace")]), label="dead")
-        assert_that(out[ingest.TALLY] | beam.CombinePerKey(sum),
-                    equal_to([(("files", "_in"), 1), (("files", "read"), 1),
-                              (("pages", "_in"), 3), (("pages", "redirect"), 1),
+        assert_that(out[TALLY] | beam.CombinePerKey(sum),
+                    equal_to([(("files", IN), 1), (("files", KEPT), 1),
+                              (("pages", IN), 3), (("pages", "redirect"), 1),
                               (("pages", "non_article_namespace"), 1)]), label="tally")
 
 
@@ -98,10 +104,10 @@ def test_join_references_follows_redirects_and_lists_what_is_missing():
                                                      "http://b.example/final")])
         out = ((p | "Links" >> beam.Create(links),
                 p | "Refs" >> beam.Create([(page.url, page)]))
-               | ingest.JoinReferences(redirects))
+               | JoinReferences(redirects))
         assert_that(out["main"], equal_to([(1, (Link(1, "citation", 0), page))]), label="found")
-        assert_that(out[ingest.MISSING_SEARCH], equal_to(["http://c.example/"]), label="missing")
-        assert_that(out[ingest.MISSING_CITATION], equal_to([]), label="cited")
+        assert_that(out[MISSING_SEARCH], equal_to(["http://c.example/"]), label="missing")
+        assert_that(out[MISSING_CITATION], equal_to([]), label="cited")
 
 
 def test_drop_clones_keeps_the_references_and_drops_the_article_itself():
@@ -115,11 +121,11 @@ def test_drop_clones_keeps_the_references_and_drops_the_article_itself():
     with BeamTestPipeline() as p:
         out = ((p | "Articles" >> beam.Create([article]), p | "Found" >> beam.Create(found),
                 p | "Listed" >> beam.Create([]))
-               | ingest.FilterReferences(AttachConfig(), num_shards=4))
+               | FilterReferences(AttachConfig(), num_shards=4))
         assert_that(out["main"] | beam.Map(lambda kv: (kv[1]["id"], [r["url"] for r in kv[1][
             "references"]], kv[1]["self_removed"])),
                     equal_to([(7, ["http://ref.example/"], 1)]), label="rows")
-        assert_that(out[ingest.DEAD] | beam.Map(lambda d: (d.url, d.reason)),
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.url, d.reason)),
                     equal_to([("https://en.wikipedia.org/wiki/Alpha", "self")]), label="dead")
 
 
@@ -332,18 +338,18 @@ def test_job_survives_corrupt_inputs(sample_corpus, tmp_path):
 
 def test_search_lines_give_offsets_and_skip_an_over_long_line_in_bounded_reads():
     lines = [b'{"a": 1}\n', b"x" * 5_000_000 + b"\n", b"\n", b"last"]
-    got = list(ingest.search_lines(io.BytesIO(b"".join(lines)), max_bytes=1000))
+    got = list(ingest_search.search_lines(io.BytesIO(b"".join(lines)), max_bytes=1000))
     starts = [0, 9, 5_000_010, 5_000_011]
     assert got == [(0, lines[0]), (9, None), (starts[2], b"\n"), (starts[3], b"last")]
     # A line of exactly the limit (its newline aside) is kept.
-    assert list(ingest.search_lines(io.BytesIO(b"y" * 10 + b"\n"), max_bytes=10)) == [
+    assert list(ingest_search.search_lines(io.BytesIO(b"y" * 10 + b"\n"), max_bytes=10)) == [
         (0, b"y" * 10 + b"\n")]
 
 
 def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_corpus, tmp_path,
                                                                         monkeypatch):
     sample, manifest = sample_corpus
-    monkeypatch.setattr(ingest, "MAX_SEARCH_LINE_BYTES", 10_000)
+    monkeypatch.setattr(ingest_search, "MAX_SEARCH_LINE_BYTES", 10_000)
     good = (sample / "search_results.jsonl").read_bytes()
     bad = [b'{"title": "Alpha", "urls": ["http://x.example/\xff\xfe"]}\n',  # not UTF-8
            b'{"title": "Beta", "urls": ["http://y.example/", 7, null]}\n',  # two non-strings
@@ -388,8 +394,6 @@ def test_missing_input_is_a_clear_error(tmp_path):
 
 
 def test_follow_redirects_to_the_end_of_the_chain_stopping_at_loops_and_the_limit():
-    from wikisum.pipeline.ingest import follow_redirects
-
     aliases = {"http://a/1": "http://a/2", "http://a/2": "http://a/3",
                "http://l/x": "http://l/y", "http://l/y": "http://l/x"}
     assert follow_redirects("http://a/1", aliases) == "http://a/3"

@@ -9,14 +9,8 @@ import pytest
 from builders import reference
 
 from wikisum.core.records import Article, Link, Reference
-from wikisum.pipeline.dedup import DedupConfig
-from wikisum.pipeline.references import (
-    AttachConfig,
-    CleanConfig,
-    attach,
-    clean_capture,
-    pick_capture,
-)
+from wikisum.pipeline.ingest.config import AttachConfig, CleanConfig, DedupConfig
+from wikisum.pipeline.references import attach, clean_capture, pick_capture
 from wikisum.pipeline.warcs import Capture
 
 

@@ -1,6 +1,5 @@
 """One spelling per option across commands (docs/commands.md, "Option names"), retired
-spellings kept as hidden aliases, one parser for byte sizes, and the ingest defaults that
-workflows/defaults.py still copies kept equal to the pipeline's."""
+spellings kept as hidden aliases, and one parser for byte sizes."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import argparse
 import pytest
 
 from wikisum.core import progress
-from wikisum.workflows import checks, cli, defaults
+from wikisum.workflows import checks, cli
 
 # What each command once spelt otherwise, and what it spells now.
 RETIRED = {
@@ -150,23 +149,3 @@ def test_a_bad_size_is_a_usage_error_naming_the_option(capsys):
         cli.main(["ingest", "--wiki", "w", "--out", "o", "--shard-buffer", "lots"])
     assert exit_.value.code == 2
     assert "argument --shard-buffer: not a size: 'lots'" in capsys.readouterr().err
-
-
-def test_the_ingest_defaults_equal_the_pipeline_values():
-    """workflows/defaults.py copies only the ingest group's defaults (their modules import Beam);
-    every other command reads its defaults where they are declared."""
-    from wikisum.pipeline import clones, dedup, dumps, ingest, references
-
-    d = defaults
-    assert {name for name in vars(d) if name.isupper()} == {
-        "INGEST_SHARDS", "MAX_PAGE_BYTES", "MAX_ARTICLE_BYTES", "CLONE_THRESHOLD",
-        "CLONE_MEASURE", "CLONE_MEASURES", "PAGE_TIMEOUT_S", "MIN_WORDS",
-        "NEAR_DUPLICATE_THRESHOLD"}
-    assert d.INGEST_SHARDS == ingest.DEFAULT_SHARDS
-    assert d.MAX_PAGE_BYTES == references.DEFAULT_MAX_PAGE_BYTES
-    assert d.MAX_ARTICLE_BYTES == dumps.DEFAULT_MAX_TEXT_BYTES
-    attach, clean = references.AttachConfig(), references.CleanConfig()
-    assert (d.CLONE_THRESHOLD, d.CLONE_MEASURE) == (attach.clone_threshold, attach.clone_measure)
-    assert d.CLONE_MEASURES == clones.CLONE_MEASURES
-    assert (d.PAGE_TIMEOUT_S, d.MIN_WORDS) == (clean.timeout_s, clean.min_words)
-    assert d.NEAR_DUPLICATE_THRESHOLD == dedup.DedupConfig().threshold

@@ -236,16 +236,15 @@ def test_example_names_the_url_once_and_is_bounded():
 
 
 def summary_of(tallies, firsts, attempted):
-    return causes.summarize(tallies, firsts, attempted)
+    return causes.failures_by_cause(tallies, firsts, attempted)
 
 
-def test_summarize_counts_causes_and_keeps_the_earliest_example():
-    tallies = {"cause:lookup:dns": 2, "cause:fetch:dns": 1, "cause:fetch:http_5xx": 3,
-               "cause:input:invalid_url": 1, "failed:lookup": 2, "input:url": 9}
-    firsts = [("cause:lookup:dns", ("2025-01-01T00:00:05Z", "u2", "dns later")),
-              ("cause:fetch:dns", ("2025-01-01T00:00:01Z", "u1", "dns first")),
-              ("cause:fetch:http_5xx", ("2025-01-01T00:00:02Z", "u3", "HTTP 503")),
-              ("cause:input:invalid_url", ("2025-01-01T00:00:00Z", "x", "not a URL"))]
+def test_failures_by_cause_counts_causes_and_keeps_the_earliest_example():
+    tallies = {"lookup:dns": 2, "fetch:dns": 1, "fetch:http_5xx": 3, "urls:invalid_url": 1}
+    firsts = [(("cause", "lookup:dns"), ("2025-01-01T00:00:05Z", "u2", "dns later")),
+              (causes.tally_key("fetch", "dns"), ("2025-01-01T00:00:01Z", "u1", "dns first")),
+              (("cause", "fetch:http_5xx"), ("2025-01-01T00:00:02Z", "u3", "HTTP 503")),
+              (("cause", "urls:invalid_url"), ("2025-01-01T00:00:00Z", "x", "not a URL"))]
     got = summary_of(tallies, firsts, {"lookup": 8, "fetch": 6})
     assert got["causes"] == {"dns": {"count": 3, "example": "dns first"},
                              "http_5xx": {"count": 3, "example": "HTTP 503"},

@@ -134,8 +134,10 @@ def test_crawl_requests_each_page_once_and_obeys_robots(site, crawled):
 def test_summary_balances_urls_in_and_outcomes_out(crawled):
     out, _, _, text = crawled
     summary = json.loads(text)
-    assert (summary["lines"], summary["ignored_lines"], summary["duplicates"],
-            summary["urls"]) == (17, 2, 2, 15)
+    assert summary["stages"]["lines"] == {"in": 19, "kept": 15, "balanced": True,
+                                          "dropped": {"ignored": 2, "duplicate": 2}}
+    assert summary["stages"]["urls"] == {"in": 15, "kept": 5, "balanced": True,
+                                         "dropped": {"refused": 4, "failed": 6}}
     assert summary["balanced"] is True
     assert summary["outcomes"] == {"fetched": 5, "refused": 4, "failed": 6, "skipped": 0}
     assert summary["reasons"]["failed:http_status"] == 2

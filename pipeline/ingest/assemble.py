@@ -1,0 +1,115 @@
+"""Per article: its references filtered (:func:`wikisum.pipeline.references.attach`: its own
+Wikipedia page, references in another language, clones, paragraphs repeated across its
+references) and its row (schema ``ARTICLES``) assembled, keyed by shard."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import apache_beam as beam
+
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import ARTICLE_PARAGRAPHS, LINKS, PAGES, DeadLetter, split_of, stable_hash
+from wikisum.pipeline.accounting import IN, KEPT
+from wikisum.pipeline.beamio import DEAD, TALLY, dead, tally
+from wikisum.pipeline.ingest.config import AttachConfig
+from wikisum.pipeline.references import attach
+
+
+class AssembleArticles(beam.DoFn):
+    """CoGroupByKey(article id) -> one row per article: self pages, references in another
+    language, clones and paragraphs repeated across the article's references removed."""
+
+    def __init__(self, config: AttachConfig, num_shards: int):
+        self.config = config
+        self.num_shards = num_shards
+
+    def setup(self):
+        self.progress = WorkerProgress("ingest", "articles")
+
+    def finish_bundle(self):
+        self.progress.flush()
+
+    def process(self, item):
+        article_id, grouped = item
+        articles = sorted(grouped["article"], key=lambda a: (a.source_file, a.title))
+        found = list(grouped["found"])
+        search_listed = sum(grouped["search_listed"])
+        if not articles:
+            # Links come only from parsed articles, so this group holds nothing to account for.
+            return
+        self.progress.update()
+        article = articles[0]
+        for twin in articles[1:]:
+            yield tally(PAGES, "duplicate_id")
+            yield dead(DeadLetter(twin.source_file, str(twin.id), twin.url, PAGES,
+                                  "duplicate_id", f"same id as {article.title!r}"))
+        listed = len(article.citation_urls) + search_listed
+        if listed == 0:
+            yield tally(PAGES, "no_references")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+                                  "no_references", ""))
+            return
+        kept, dropped, paragraphs = attach(article, found, self.config)
+        if paragraphs:
+            yield tally(ARTICLE_PARAGRAPHS, IN, sum(paragraphs.values()))
+            for outcome, n in paragraphs.items():
+                yield tally(ARTICLE_PARAGRAPHS, outcome, n)
+        links_per_url = Counter(ref.url for _, ref in found)
+        for url, reason, detail in dropped:
+            yield tally(LINKS, reason, links_per_url[url])
+            yield dead(DeadLetter(article.source_file, str(article.id), url, LINKS, reason,
+                                  detail))
+        yield tally(LINKS, KEPT, sum(links_per_url[a.url] for a in kept))
+        if not kept:
+            yield tally(PAGES, "no_references_found")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+                                  "no_references_found", f"{listed} listed"))
+            return
+        yield tally(PAGES, KEPT)
+        found_sources = Counter(link.source for link, _ in found)
+        row = {
+            "id": article.id,
+            "title": article.title,
+            "url": article.url,
+            "split": split_of(article.title),
+            "lead": article.lead,
+            "sections": [{"title": s.title, "level": s.level, "text": s.text}
+                         for s in article.sections],
+            "citations_listed": len(article.citation_urls),
+            "citations_found": found_sources["citation"],
+            "search_listed": search_listed,
+            "search_found": found_sources["search"],
+            "clones_removed": sum(1 for _, r, _ in dropped if r == "clone"),
+            "self_removed": sum(1 for _, r, _ in dropped if r == "self"),
+            "other_language_removed": sum(1 for _, r, _ in dropped if r == "wrong_language"),
+            "duplicate_references_removed": sum(1 for _, r, _ in dropped
+                                                if r == "duplicate_reference"),
+            "duplicate_paragraphs_removed": paragraphs["duplicate"]
+            + paragraphs["near_duplicate"],
+            "references": [{"url": a.url, "source": a.source, "sources": list(a.sources),
+                            "capture_date": a.reference.capture_date,
+                            "source_file": a.reference.source_file,
+                            "language": a.reference.language,
+                            "language_confidence": a.reference.language_confidence,
+                            "paragraphs": list(a.reference.paragraphs)} for a in kept],
+        }
+        yield stable_hash(str(article.id)) % self.num_shards, row
+
+
+class FilterReferences(beam.PTransform):
+    """Articles, the references found for them and their search counts -> one row per article
+    (schema ``ARTICLES``), keyed by shard, filtered by `attach` (`AttachConfig`)."""
+
+    def __init__(self, config: AttachConfig, num_shards: int):
+        super().__init__()
+        self.config, self.num_shards = config, num_shards
+
+    def expand(self, inputs):
+        articles, found, search_listed = inputs
+        rows = ({"article": articles | "ArticleById" >> beam.Map(lambda a: (a.id, a)),
+                 "found": found, "search_listed": search_listed}
+                | "GroupByArticle" >> beam.CoGroupByKey()
+                | "AssembleArticles" >> beam.ParDo(AssembleArticles(
+                    self.config, self.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
+        return {"main": rows.rows, DEAD: rows[DEAD], TALLY: rows[TALLY]}

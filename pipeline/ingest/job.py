@@ -1,0 +1,136 @@
+"""The ingest job: its stages wired together, one labelled composite transform each (one box
+in Dataflow's job graph), its rows and dead letters written as shards, and the commit that
+makes them visible with ``summary.json`` last."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import asdict
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from wikisum.core import schemas, shards
+from wikisum.core.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
+from wikisum.core.records import stable_hash
+from wikisum.pipeline import beamio
+from wikisum.pipeline.accounting import job_summary, summary_json
+from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards
+from wikisum.pipeline.ingest.articles import ReadArticles, citation_links
+from wikisum.pipeline.ingest.assemble import FilterReferences
+from wikisum.pipeline.ingest.config import MISSING_FILES, IngestConfig
+from wikisum.pipeline.ingest.references import REDIRECTS, JoinReferences, ReadReferences
+from wikisum.pipeline.ingest.search import SearchLinks
+
+log = logging.getLogger("wikisum.ingest")
+
+DEAD_LETTER_SHARDS = 2
+
+
+def shard_paths(out: str, table: str, total: int) -> dict[int, str]:
+    """Shard index -> final path of ``OUT/TABLE/TABLE-SSSSS-of-NNNNN.parquet``."""
+    return {i: shards.shard_path(FileSystems.join(out, table), table, i, total)
+            for i in range(total)}
+
+
+def dead_letter_key(d: dict) -> tuple:
+    return d["stage"], d["input_file"], d["record"], d["url"], d["reason"]
+
+
+def summary_text(staged: list[Staged], counts: list, config: IngestConfig) -> str:
+    """summary.json (:func:`~wikisum.pipeline.accounting.job_summary`): every stage's in = kept
+    + dropped from the tallies, and ``shards``, the number of files of each committed set."""
+    folders = Counter(s.final.rsplit("/", 2)[-2] for s in staged if s.final.endswith(".parquet"))
+    return summary_json(job_summary(
+        "ingest", config, counts,
+        shards={"articles": folders["articles"], "dead_letters": folders["dead_letters"]}))
+
+
+def output_globs(out: str) -> list[str]:
+    """What a run writes (and replaces) in ``out``, as globs."""
+    return [article_shards_pattern(out),
+            FileSystems.join(out, "dead_letters", "dead_letters-*.parquet"),
+            *(FileSystems.join(out, name) for name in MISSING_FILES.values()),
+            FileSystems.join(out, INGEST_SUMMARY)]
+
+
+class StageUrlList(beam.PTransform):
+    """URLs -> one sorted text file of the distinct URLs, staged for the commit."""
+
+    def __init__(self, path: str, staging: str):
+        super().__init__()
+        self.path, self.staging = path, staging
+
+    def expand(self, urls):
+        path, staging = self.path, self.staging
+        return (urls | "Distinct" >> beam.Distinct()
+                | "Collect" >> beam.combiners.ToList()
+                | "Stage" >> beam.Map(lambda us: beamio.stage_text(
+                    path, staging, "".join(u + "\n" for u in sorted(us)))))
+
+
+def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
+    """Add the ingest job to pipeline ``p`` (no filesystem is touched here: the job matches its
+    inputs when it runs, and stages its outputs under ``OUT/.temp-TOKEN``)."""
+    out = config.out
+    staging = beamio.temp_dir(out, token)
+    articles = p | "ReadArticles" >> ReadArticles(config.wiki, config.lang,
+                                                   config.max_article_bytes)
+    accounts = [articles]
+    cited = articles["main"] | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
+        TALLY, main="links")
+    links = [cited.links]
+    if config.search_results:
+        search = articles["main"] | "SearchLinks" >> SearchLinks(config.search_results)
+        links.append(search["links"])
+        search_listed = search["listed"]
+        accounts.append(search)
+    else:
+        search_listed = p | "NoSearchResults" >> beam.Create([])
+    references = p | "ReadReferences" >> ReadReferences(config.warc + config.wet, config.clean)
+    joined = ((links | "AllLinks" >> beam.Flatten(), references["main"])
+              | "JoinReferences" >> JoinReferences(references[REDIRECTS]))
+    rows = ((articles["main"], joined["main"], search_listed)
+            | "FilterReferences" >> FilterReferences(config.attach, config.num_shards))
+    accounts += [references, joined, rows]
+
+    staged = [rows["main"] | "WriteShards" >> WriteShards(
+        shard_paths(out, "articles", config.num_shards), staging, schemas.ARTICLES,
+        lambda r: r["id"], config.buffer_bytes)]
+    dead_letters = [a[DEAD] for a in accounts] | "AllDeadLetters" >> beam.Flatten()
+    staged.append(dead_letters
+                  | "DeadLetterShard" >> beam.Map(
+                      lambda d: (stable_hash(f"{d.input_file}|{d.record}|{d.url}|{d.stage}")
+                                 % DEAD_LETTER_SHARDS, asdict(d)))
+                  | "WriteDeadLetters" >> WriteShards(
+                      shard_paths(out, "dead_letters", DEAD_LETTER_SHARDS), staging,
+                      schemas.DEAD_LETTERS, dead_letter_key, config.buffer_bytes))
+    for tag, name in MISSING_FILES.items():
+        staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
+            FileSystems.join(out, name), staging))
+    counts = ([a[TALLY] for a in accounts] + [cited[TALLY]]
+              | "AllTallies" >> beam.Flatten()
+              | "SumTallies" >> beamio.SumTallies())
+    _ = (staged | "AllStaged" >> beam.Flatten()
+         | "Commit" >> Commit(FileSystems.join(out, INGEST_SUMMARY),
+                              lambda files, c: summary_text(files, c, config),
+                              output_globs(out)[:-1], staging, side=[counts]))
+
+
+def run(config: IngestConfig, pipeline_options) -> dict | None:
+    """Run the job and return the summary it wrote; None for a dry run (``--dry_run true`` on
+    Dataflow: the job is built and validated, nothing is read or written)."""
+    log.info("ingest: dumps %s, WARC %s, WET %s -> %s", ", ".join(config.wiki),
+             ", ".join(config.warc) or "none", ", ".join(config.wet) or "none", config.out)
+    if not config.warc and not config.wet:
+        log.warning("no --warc or --wet input: every reference will be missing")
+    token = beamio.new_token()
+    writes = [beamio.describe_set(list(shard_paths(config.out, "articles",
+                                                   config.num_shards).values())),
+              beamio.describe_set(list(shard_paths(config.out, "dead_letters",
+                                                   DEAD_LETTER_SHARDS).values())),
+              *output_globs(config.out)[2:]]
+    if not beamio.launch("ingest", pipeline_options, lambda p: build(p, config, token), writes):
+        return None
+    return read_summary(config.out)

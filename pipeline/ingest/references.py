@@ -1,0 +1,199 @@
+"""The references: WARC/WET records read and cleaned into references keyed by normalised URL
+(:func:`wikisum.pipeline.references.clean_capture`), and the articles' links joined with them by
+URL, redirects followed, one capture per URL (:func:`wikisum.pipeline.references.pick_capture`).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.pvalue import TaggedOutput
+
+from wikisum.core.progress import WorkerProgress
+from wikisum.core.records import CAPTURES, LINKS, PARAGRAPHS, RECORDS, DeadLetter
+from wikisum.pipeline import language
+from wikisum.pipeline.accounting import IN, KEPT
+from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead, tally
+from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
+from wikisum.pipeline.references import clean_capture, pick_capture
+from wikisum.pipeline.urls import normalize_url
+from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
+
+REDIRECTS = "redirects"  # the output of (url, target) pairs that the captures record
+MAX_REDIRECTS = 10
+
+
+class ReadAndCleanRecords(Tallying):
+    """WARC/WET file -> cleaned references, keyed by URL.
+
+    Reading and cleaning are fused: the captured bodies never cross a shuffle, and the work is
+    spread by file (a crawl has many thousands of files, each of about a gigabyte). On a few
+    huge files only, put a Reshuffle between ``iter_records`` and the cleaning instead.
+    """
+
+    def __init__(self, config: CleanConfig):
+        self.config = config
+
+    def setup(self):
+        # Load the language model here, so that a worker without it fails at once rather
+        # than turning every record into an error dead letter.
+        language.load()
+        self.records = WorkerProgress("ingest", "records")
+        self.files = WorkerProgress("ingest", "files")
+
+    def process(self, path: str):
+        self.count(FILES, IN)
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
+                    self.records.update()
+                    self.count(RECORDS, IN)
+                    if isinstance(rec, Alias):
+                        # A citation spelled otherwise than its capture (cc-fetch): joined as a
+                        # redirect to the captured URL.
+                        self.count(RECORDS, "alias")
+                        source, target = normalize_url(rec.url), normalize_url(rec.target)
+                        if source and target and source != target:
+                            yield TaggedOutput(REDIRECTS, (source, target))
+                    elif isinstance(rec, Skipped):
+                        # warcinfo/request/metadata/revisit never hold a page: counted, but not
+                        # written as dead letters (they are most records of a crawl).
+                        self.count(RECORDS, f"not_a_page:{rec.record_type}")
+                    else:
+                        yield from self.clean(rec)
+        except WarcError as exc:
+            yield from self.file_failed(path, f"offset {exc.offset}", exc)
+            return
+        finally:
+            self.files.update()
+            self.files.flush()
+            self.records.flush()
+        self.count(FILES, KEPT)
+
+    def clean(self, cap: Capture):
+        try:
+            cleaned = clean_capture(cap, self.config)
+        except Exception as exc:  # a page that crashes a library is a dead letter, not a crash
+            self.count(RECORDS, "error")
+            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS, "error",
+                                  f"{type(exc).__name__}: {exc}"[:1000]))
+            return
+        if cleaned.paragraphs:
+            self.count(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
+        for outcome, n in cleaned.paragraphs.items():
+            self.count(PARAGRAPHS, outcome, n)
+        if cleaned.reference is None:
+            self.count(RECORDS, cleaned.reason)
+            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
+                                  cleaned.reason, cleaned.error))
+            alias = redirect_alias(cap)
+            if alias is not None:  # no page, but where the page is: citations follow it
+                yield TaggedOutput(REDIRECTS, alias)
+            return
+        self.count(RECORDS, KEPT)
+        self.count(CAPTURES, IN)
+        yield cleaned.reference.url, cleaned.reference
+
+
+def redirect_alias(cap: Capture) -> tuple[str, str] | None:
+    """(normalised URL, normalised target) of a 3xx capture with a Location, else None."""
+    if not cap.location:
+        return None
+    source = normalize_url(cap.url)
+    target = normalize_url(urljoin(cap.url, cap.location))
+    if source is None or target is None or source == target:
+        return None
+    return source, target
+
+
+def follow_redirects(url: str, aliases: dict[str, str], limit: int = MAX_REDIRECTS) -> str:
+    """Where the redirect records of the crawl lead ``url``: the last URL of the chain (at most
+    ``limit`` hops; a loop ends where it closes). A URL without a redirect record is itself."""
+    seen = {url}
+    for _ in range(limit):
+        nxt = aliases.get(url)
+        if nxt is None or nxt in seen:
+            break
+        seen.add(nxt)
+        url = nxt
+    return url
+
+
+def join_by_url(item):
+    """CoGroupByKey(url) of links and cleaned captures -> (article id, (link, reference)).
+
+    Links are keyed by the URL their redirects lead to and carry the URL as cited:
+    ``(url, (cited_url, link))`` (see ``follow_redirects``). One capture per URL is kept
+    (``pick_capture``); choosing it here rather than in a shuffle of its own saves a pass of
+    every reference over the network.
+    """
+    url, grouped = item
+    cited = sorted(grouped["links"],
+                   key=lambda e: (e[1].article_id, e[1].source, e[1].rank, e[0]))
+    links = [link for _, link in cited]
+    refs = list(grouped["refs"])
+    if not refs:
+        for cited_url, link in cited:  # reported as cited: what a crawl should fetch
+            yield tally(LINKS, "missing")
+            yield dead(DeadLetter("", str(link.article_id), cited_url, LINKS, "missing",
+                                  f"{link.source} not captured"))
+            yield TaggedOutput(MISSING_CITATION if link.source == "citation" else MISSING_SEARCH,
+                               cited_url)
+        return
+    ref, superseded = pick_capture(refs)
+    for old in superseded:
+        yield tally(CAPTURES, "superseded_capture")
+        yield dead(DeadLetter(old.source_file, old.record_id, url, CAPTURES,
+                              "superseded_capture", f"kept {ref.record_id}"))
+    if not links:
+        yield tally(CAPTURES, "unreferenced")
+        yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES, "unreferenced", ""))
+        return
+    yield tally(CAPTURES, KEPT)
+    for link in links:
+        yield link.article_id, (link, ref)
+
+
+class ReadReferences(beam.PTransform):
+    """WARC and WET globs -> cleaned references keyed by normalised URL, and the redirects the
+    captures record (``redirects``: (url, target))."""
+
+    def __init__(self, patterns, clean: CleanConfig):
+        super().__init__()
+        self.patterns, self.clean = patterns, clean
+
+    def expand(self, pbegin):
+        records = (pbegin | "MatchCaptures" >> MatchFiles(self.patterns)
+                   | "ReadAndCleanRecords" >> beam.ParDo(ReadAndCleanRecords(self.clean))
+                   .with_outputs(DEAD, TALLY, REDIRECTS, main="references"))
+        return {"main": records.references, REDIRECTS: records[REDIRECTS],
+                DEAD: records[DEAD], TALLY: records[TALLY]}
+
+
+class JoinReferences(beam.PTransform):
+    """(url, Link) and (url, Reference) -> (article id, (link, reference)), one capture per
+    URL; a cited URL that the captures record as a redirect joins the page at the end of its
+    chain (a crawler such as `wikisum crawl` stores the 3xx response under the cited URL and the
+    page under the final one). Links no capture serves come out as ``missing_citation`` and
+    ``missing_search`` URLs."""
+
+    def __init__(self, redirects):
+        super().__init__()
+        self.redirects = redirects
+
+    def expand(self, inputs):
+        links, references = inputs
+        aliases = beam.pvalue.AsDict(self.redirects | "DistinctRedirects" >> beam.Distinct()
+                                     | "OneTargetEach" >> beam.CombinePerKey(min))
+        links = links | "FollowRedirects" >> beam.Map(
+            lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
+        joined = ({"links": links, "refs": references}
+                  | "GroupByUrl" >> beam.CoGroupByKey()
+                  | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
+                      DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
+        return {"main": joined.found, MISSING_CITATION: joined[MISSING_CITATION],
+                MISSING_SEARCH: joined[MISSING_SEARCH], DEAD: joined[DEAD],
+                TALLY: joined[TALLY]}
