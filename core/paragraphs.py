@@ -7,9 +7,9 @@ summarising new text (:mod:`wikisum.generation.inference`) on what a user passes
 
 from __future__ import annotations
 
+import functools
 import re
 
-from wikisum.core.boilerplate import boilerplate_reason
 from wikisum.core.text import words
 
 # trafilatura renders each <li> as "- item"; the marker is formatting, not text.
@@ -68,7 +68,7 @@ def paragraph_drop_reason(paragraph: str, *, min_words: int = DEFAULT_MIN_WORDS,
     """
     if not any(ch.isalpha() for ch in paragraph):
         return "no_letters"
-    reason = boilerplate_reason(paragraph)
+    reason = _boilerplate().boilerplate_reason(paragraph)
     if reason is not None:
         return reason
     if main_text and min_words <= 1:
@@ -102,3 +102,12 @@ def filter_paragraphs(paragraphs: list[str], *, min_words: int = DEFAULT_MIN_WOR
         else:
             dropped.append((paragraph, reason))
     return kept, dropped
+
+
+@functools.cache
+def _boilerplate():
+    """wikisum.core.boilerplate, imported on first use: its patterns take about 20 ms to
+    compile, which `wikisum --help` (reading ingest's defaults from here) should not pay."""
+    from wikisum.core import boilerplate
+
+    return boilerplate
