@@ -37,4 +37,4 @@ test: lint
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .import_linter_cache .hypothesis
