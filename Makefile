@@ -10,6 +10,8 @@ PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
 DEMO_OUT ?= wikisum-demo
+# Test processes (pytest-xdist): one per core; each test file runs whole in one of them.
+TEST_WORKERS ?= auto
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.wikisum-installed
 
@@ -34,7 +36,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .import_linter_cache .hypothesis

@@ -67,6 +67,8 @@ EXTRAS = {
         "apache-beam[gcp]>=2.60",
         "build>=1.2",
         "pytest>=8",
+        # `make test` spreads the test files over the machine's cores (-n auto --dist loadfile).
+        "pytest-xdist>=3.5",
         # Property tests (tests/workflows/test_ownership_cli.py).
         "hypothesis>=6",
         "ruff>=0.6",

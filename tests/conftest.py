@@ -14,6 +14,16 @@ requires_shared_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(), reason=f"real data not found at {SHARED_DATA}")
 
 
+@pytest.fixture(autouse=True)
+def default_verbosity():
+    """Every test starts at the default verbosity: the level is the process's (set once by the
+    `wikisum` command), and a test that runs `wikisum -q ...` in-process would otherwise leave
+    the next test in its worker quiet."""
+    from wikisum.core import progress
+
+    progress.set_verbosity(progress.NORMAL)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
