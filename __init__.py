@@ -25,8 +25,9 @@ wrap), ``wikisum.extractors`` (paragraph rankers), ``wikisum.models`` (stage two
 
 from __future__ import annotations
 
-import importlib
 from importlib import metadata
+
+from wikisum.core.lazy import lazy_names
 
 try:
     __version__ = metadata.version("wikisum")
@@ -52,21 +53,8 @@ load_bundle    wikisum.generation:load_bundle
 export_model   wikisum.generation:export_model
 evaluate       wikisum.generation.evaluation:score_predictions
 """
-_API = {name: tuple(target.split(":")) for name, target in
-        (line.split() for line in _TABLE.strip().splitlines())}
+_API = dict(line.split() for line in _TABLE.strip().splitlines())
 
 __all__ = ["__version__", *_API]
 
-
-def __getattr__(name: str):
-    try:
-        module, attribute = _API[name]
-    except KeyError:
-        raise AttributeError(f"module 'wikisum' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+__getattr__, __dir__ = lazy_names(__name__, _API)

@@ -25,8 +25,7 @@ counts the failures by cause (``wikisum.pipeline.crawl.causes``) and says when e
 or every fetch, made failed for a network reason (``network_failure``).
 """
 
-import importlib
-
+from wikisum.core.lazy import lazy_names
 from wikisum.pipeline.ccfetch.records import OUTCOMES, CcFetchConfig, Outcome
 from wikisum.pipeline.crawl.records import new_run_id
 
@@ -38,16 +37,7 @@ _LAZY = {"IndexCapture": "wikisum.pipeline.ccfetch.captures",
          "run": "wikisum.pipeline.ccfetch.job"}
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = ["OUTCOMES", "CcFetchConfig", "IndexCapture", "Outcome", "choose", "new_run_id",

@@ -39,8 +39,7 @@ The summary also counts the failures by cause, and says when every URL requested
 network reason (``network_failure``: the command then exits non-zero).
 """
 
-import importlib
-
+from wikisum.core.lazy import lazy_names
 from wikisum.pipeline.crawl.records import (
     DEADLINE_FACTOR,
     OUTCOMES,
@@ -54,16 +53,7 @@ from wikisum.pipeline.crawl.records import (
 _LAZY = {"Crawler": "wikisum.pipeline.crawl.fetch", "run": "wikisum.pipeline.crawl.job"}
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = ["DEADLINE_FACTOR", "OUTCOMES", "CrawlConfig", "Crawler", "Outcome", "new_run_id",

@@ -4,19 +4,9 @@
 command line reads the corpus's names and defaults (``config.py``) without them.
 """
 
-import importlib
+from wikisum.core.lazy import lazy_names
 
-
-def __getattr__(name: str):
-    if name != "write_sample":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = importlib.import_module("wikisum.pipeline.sample.corpus").write_sample
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"write_sample"})
+__getattr__, __dir__ = lazy_names(__name__, {"write_sample": "wikisum.pipeline.sample.corpus"})
 
 
 __all__ = ["write_sample"]
