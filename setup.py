@@ -39,6 +39,8 @@ PIPELINE = [
     "apache-beam>=2.60",
     "warcio>=1.7.4",
     "trafilatura>=1.12",
+    # tensor2tensor's released WikiSum files (`ingest --t2t-wiki-content`): TFRecord checksums.
+    "google-crc32c>=1.5",
     "charset-normalizer>=3.3",
     "mwparserfromhell>=0.6.6",
     # Language identification of references; ships its model (no download at run time).
@@ -101,7 +103,8 @@ def workers_build() -> bool:
 
 WORKERS = workers_build()
 
-TOP_LEVEL = ["core", "extractors", "pipeline", "models", "training", "generation", "workflows"]
+TOP_LEVEL = ["core", "extractors", "formats", "pipeline", "models", "training", "generation",
+             "workflows"]
 
 
 class BuildPy(build_py):

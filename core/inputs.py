@@ -26,3 +26,28 @@ class InputSpec:
 
 
 DEFAULT_INPUT = InputSpec("tfidf", "combined", 500)
+
+
+def parse_inputs(text: str, extractor_names: list[str]) -> tuple[InputSpec, ...]:
+    """``EXTRACTOR-CORPUS[-L][,...]`` (L defaults to the default input's), or ``all`` (every
+    extractor x corpus at that L) -> input specs, the first one the default config."""
+    if text.strip() == "all":
+        return tuple(InputSpec(e, c, DEFAULT_INPUT.max_input_tokens)
+                     for e in extractor_names for c in CORPORA)
+    specs: list[InputSpec] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        head, _, last = item.rpartition("-")
+        length = DEFAULT_INPUT.max_input_tokens
+        if last.isdigit():
+            item, length = head, int(last)
+        extractor, _, corpus = item.rpartition("-")
+        if extractor not in extractor_names or corpus not in CORPORA or length < 1:
+            raise ValueError(f"model inputs {item!r}: expected EXTRACTOR-CORPUS[-L] with an "
+                             f"extractor of {extractor_names}, a corpus of {list(CORPORA)} and "
+                             "L >= 1 (e.g. tfidf-combined-500), or 'all'")
+        spec = InputSpec(extractor, corpus, length)
+        if spec not in specs:
+            specs.append(spec)
+    if not specs:
+        raise ValueError("no model inputs named; e.g. tfidf-combined-500")
+    return tuple(specs)

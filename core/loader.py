@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import pyarrow.parquet as pq
 
@@ -58,6 +58,14 @@ def build_input(row: dict, extractor: str, corpus: str, max_tokens: int,
             break
         ids.extend(paragraphs[i]["ids"])
     return ids[:max_tokens]
+
+
+def model_input_row(row: dict, spec, sp, title_sep: int) -> dict:
+    """A training row -> its ready model input for ``spec`` (an ``InputSpec``; schema
+    ``MODEL_INPUTS``), as ``wikisum rank`` and ``wikisum import`` write them."""
+    ids = build_input(row, spec.extractor, spec.corpus, spec.max_input_tokens, title_sep)
+    return {"id": row["id"], "title": row["title"], "input": sp.decode(ids),
+            "target": row["lead"], "input_ids": ids, "target_ids": list(row["lead_ids"])}
 
 
 def ranked_texts(row: dict, extractor: str, corpus: str) -> list[str]:
@@ -107,6 +115,57 @@ def resolve_info(info: dict, data_dir: str) -> dict:
             if isinstance(entry, dict) else entry
             for split, entry in out["sources"].items()}
     return out
+
+
+INPUTS = "inputs"  # DATA/inputs/{EXTRACTOR}-{CORPUS}-{L}/: ready model inputs
+
+
+def dataset_record(out: str, *, vocab_path: str, sp, extractors: list[str], corpora: list[str],
+                   num_shards: int, rows: dict, errors: int, source: str | None,
+                   inputs: list, input_rows: dict, stages: dict,
+                   learned: str | None = None, **extra) -> dict:
+    """dataset.json of a ranked dataset in ``out``, as ``wikisum rank`` and ``wikisum import``
+    write it: paths relative to ``out`` (so that the dataset can be moved), the vocabulary and
+    its special ids, the extractors and corpora of the rankings, rows per split, the ready
+    model inputs (``inputs``: InputSpecs, the first the default), the accounting ``stages``,
+    and the writer's own keys ``extra``."""
+    from wikisum.core import schemas, vocab  # pyarrow and sentencepiece: only when writing
+
+    return {
+        "format": schemas.FORMAT_VERSION,
+        "relative_paths": True,
+        "vocab": outputs.relative_path(vocab_path, out),
+        "vocab_size": sp.get_piece_size(),
+        "special_ids": asdict(vocab.special_ids(sp)),
+        "extractors": list(extractors),
+        "corpora": list(corpora),
+        "learned_model": outputs.relative_path(learned, out),
+        "num_shards": num_shards,
+        "rows": rows,
+        "errors": errors,
+        "source": outputs.relative_path(source, out),
+        "inputs": {spec.name: {"extractor": spec.extractor, "corpus": spec.corpus,
+                               "max_input_tokens": spec.max_input_tokens,
+                               "path": f"{INPUTS}/{spec.name}", "rows": input_rows[spec.name]}
+                   for spec in inputs},
+        "default_inputs": inputs[0].name,
+        "stages": stages,
+        **extra,
+    }
+
+
+def dataset_default_input(data: str) -> dict:
+    """The extractor, corpus and L of the dataset's default model input (dataset.json's
+    ``default_inputs``), which a run reads unless told otherwise: an imported hiersumm dataset
+    has only the ranking ``given``. {} where the dataset does not say (or cannot be read yet:
+    reading it then says why)."""
+    try:
+        info = json.loads(files.read_text(files.join(data, outputs.DATASET_RECORD)))
+        spec = info["inputs"][info["default_inputs"]]
+        return {"extractor": spec["extractor"], "corpus": spec["corpus"],
+                "max_input_tokens": int(spec["max_input_tokens"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def exemplars_path(data_dir: str, split: str) -> str:

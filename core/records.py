@@ -39,6 +39,7 @@ class Article:
     sections: tuple[Section, ...]
     citation_urls: tuple[str, ...]  # normalised, in order of first citation
     source_file: str
+    split: str = ""  # "": by the title (split_of); tensor2tensor's files: their shard's split
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,9 @@ RANKED = pa.schema([
     pa.field("reference_urls", pa.list_(pa.string()), nullable=False),
     pa.field("paragraphs", pa.list_(PARAGRAPH), nullable=False),
     pa.field("rankings", pa.list_(RANKING), nullable=False),
+    # The example's id in the dataset it was imported from (`wikisum import`): null in a build
+    # (whose `id` is the page id and whose articles are named by title).
+    pa.field("source_id", pa.string()),
 ], metadata={"wikisum.table": "ranked", "wikisum.format": str(FORMAT_VERSION)})
 
 ALL["ranked"] = RANKED

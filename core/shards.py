@@ -278,3 +278,65 @@ def row_count(path: str) -> int:
     except (pa.ArrowException, OSError) as exc:
         raise CorruptShard(f"{path} is not a readable Parquet file ({exc}); rerun the job that "
                            "wrote it") from exc
+
+
+class ShardSetWriter:
+    """Rows streamed into a fixed set of Parquet shards (``key -> final path``), in the order
+    they come, with bounded memory: each shard holds at most ``buffer_bytes`` of rows (as
+    estimated by ``size``) before they go out as a row group. Files are written under temporary
+    names in ``staging`` and renamed into place by :meth:`commit`, every shard of the set (an
+    empty one too, so that :func:`complete_set` finds the whole set); :meth:`abort` removes them.
+    """
+
+    def __init__(self, finals: dict, staging: str, schema: pa.Schema,
+                 size: Callable[[dict], int] = lambda row: 1024,
+                 buffer_bytes: int = 4 * 1024 * 1024, max_rows: int = 1024):
+        self.finals, self.staging, self.schema = finals, staging, schema
+        self.size, self.buffer_bytes, self.max_rows = size, buffer_bytes, max_rows
+        self.rows = {key: 0 for key in finals}
+        self._buffers: dict = {key: [] for key in finals}
+        self._bytes = dict.fromkeys(finals, 0)
+        self._writers: dict = {}
+        self._temps = {key: files.join(staging, f"{i:06d}.parquet")
+                       for i, key in enumerate(finals)}
+
+    def write(self, key, row: dict) -> None:
+        self._buffers[key].append(row)
+        self._bytes[key] += self.size(row)
+        self.rows[key] += 1
+        if (self._bytes[key] >= self.buffer_bytes
+                or len(self._buffers[key]) >= self.max_rows):
+            self._flush(key)
+
+    def _flush(self, key) -> None:
+        writer = self._writers.get(key)
+        if writer is None:
+            handle = files.open_write(self._temps[key])
+            writer = self._writers[key] = (handle, pq.ParquetWriter(handle, self.schema,
+                                                                    compression="zstd"))
+        writer[1].write_table(pa.Table.from_pylist(self._buffers[key], schema=self.schema))
+        self._buffers[key] = []
+        self._bytes[key] = 0
+
+    def commit(self) -> dict:
+        """Every shard closed and renamed to its final path; returns ``key -> rows``."""
+        for key in self.finals:
+            if self._buffers[key] or key not in self._writers:
+                self._flush(key)
+            handle, writer = self._writers.pop(key)
+            writer.close()
+            handle.close()
+            rename(self._temps[key], self.finals[key])
+        return dict(self.rows)
+
+    def abort(self) -> None:
+        for handle, writer in self._writers.values():
+            try:
+                writer.close()
+                handle.close()
+            except Exception:  # noqa: BLE001 - cleaning up after a failure already raised
+                pass
+        self._writers.clear()
+        for temp in self._temps.values():
+            if files.exists(temp):
+                files.delete(temp)

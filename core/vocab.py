@@ -101,6 +101,90 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
     return special_ids(sp)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, wire: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | wire) + payload
+
+
+def _int_field(number: int, value: int) -> bytes:
+    return _field(number, 0, _varint(value & 0xFFFFFFFFFFFFFFFF))
+
+
+def _piece(text: str, kind: int) -> bytes:
+    """A ``ModelProto.SentencePiece`` (piece = 1, score = 2, type = 3) as field 1 of the model."""
+    data = text.encode("utf-8")
+    body = _field(1, 2, _varint(len(data)) + data) + _field(2, 5, b"\0\0\0\0") + _int_field(3, kind)
+    return _field(1, 2, _varint(len(body)) + body)
+
+
+_USER_DEFINED, _CONTROL = 4, 3
+_SPECIAL_FIELDS = {"unk": 40, "bos": 41, "eos": 42, "pad": 43}  # TrainerSpec's *_id fields
+_SPECIAL_PIECES = {"pad": PAD, "bos": BOS, "eos": EOS}
+
+
+def with_special_pieces(model: bytes) -> tuple[bytes, list[str]]:
+    """A sentencepiece model that another system trained, made one that wikisum's models can
+    use, with every existing piece keeping its id: the pieces it lacks of ``<t>`` and ``<sep>``
+    (user-defined) and of padding, start and end (control pieces, where the model has none)
+    are appended at the end. Returns the new model and what was added.
+
+    Done on the serialised ``ModelProto`` (sentencepiece's own ``sentencepiece_model_pb2`` needs
+    a newer protobuf than Apache Beam allows): a repeated field appended at the end of a
+    message adds to the list, and a ``trainer_spec`` appended merges into the one there (the
+    last value of a field wins), so nothing before is rewritten.
+    """
+    model, added = with_pieces(model, (TITLE_SEP, SEP))
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    size = sp.get_piece_size()
+    tail, spec, appended = bytearray(), bytearray(), 0
+    current = {"pad": sp.pad_id(), "bos": sp.bos_id(), "eos": sp.eos_id()}
+    for name, piece in _SPECIAL_PIECES.items():
+        if current[name] >= 0:
+            continue
+        existing = sp.piece_to_id(piece)
+        if existing != sp.unk_id():
+            new_id = existing  # the piece is there, not declared as this special id
+        else:
+            new_id = size + appended
+            appended += 1
+            tail += _piece(piece, _CONTROL)
+            added.append(piece)
+        spec += _int_field(_SPECIAL_FIELDS[name], new_id)
+    if spec:
+        tail += _field(2, 2, _varint(len(spec)) + bytes(spec))
+    if not tail:
+        return model, added
+    extended = model + bytes(tail)
+    spm.SentencePieceProcessor(model_proto=extended)  # it loads, or this raises
+    return extended, added
+
+
+def with_pieces(model: bytes, pieces) -> tuple[bytes, list[str]]:
+    """``model`` with those of ``pieces`` it lacks appended as user-defined pieces (matched in
+    text as one token), every existing piece keeping its id; returns the model and what was
+    added (see :func:`with_special_pieces`)."""
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    tail, added = bytearray(), []
+    for piece in pieces:
+        if piece not in added and sp.piece_to_id(piece) == sp.unk_id() \
+                and piece != sp.id_to_piece(sp.unk_id()):
+            tail += _piece(piece, _USER_DEFINED)
+            added.append(piece)
+    if not tail:
+        return model, []
+    extended = model + bytes(tail)
+    spm.SentencePieceProcessor(model_proto=extended)  # it loads, or this raises
+    return extended, added
+
+
 def load(path: str) -> spm.SentencePieceProcessor:
     """The sentencepiece model at ``path``.
 

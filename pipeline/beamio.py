@@ -1,5 +1,5 @@
 """Beam plumbing every job shares: accounting (tallies in the vocabulary of
-:mod:`wikisum.pipeline.accounting`, and dead letters), input files matched at run time, shard
+:mod:`wikisum.core.accounting`, and dead letters), input files matched at run time, shard
 writing with bounded memory, and the commit that makes a job's outputs visible all at once. No
 job imports another job; they all import this.
 
@@ -271,15 +271,37 @@ def url_lines(lines: Iterable[str]) -> Iterator[str]:
             yield line
 
 
+T2T_URL_LIST = "wiki_urls.json"  # tensor2tensor's names: wiki_urls.json-NNNNN-of-01000
+
+
+def is_t2t_url_list(path: str) -> bool:
+    """Whether a URL list is one of tensor2tensor's wiki_urls JSON shards (by its name), read
+    as the reference URLs it lists rather than as lines."""
+    return path.rsplit("/", 1)[-1].startswith(T2T_URL_LIST)
+
+
+def list_urls(path: str) -> Iterator[str]:
+    """The URLs of a URL list file: its lines (:func:`url_lines`), or the reference URLs of a
+    tensor2tensor wiki_urls shard."""
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+        if is_t2t_url_list(path):
+            from wikisum.formats import t2t
+
+            for item in t2t.iter_wiki_urls(f, path):
+                if not isinstance(item, t2t.Problem):
+                    yield from item.refs
+            return
+        yield from url_lines(raw.decode("utf-8", errors="replace")
+                             for raw in iter(f.readline, b""))
+
+
 def count_distinct_lines(patterns: Iterable[str], key: Callable[[str], str]) -> int:
     """Distinct ``key(url)`` over the URL lists the globs match (:func:`url_lines`): the URLs a
     crawl will settle, one outcome each. Memory: one 64-bit hash per distinct URL."""
     seen: set[int] = set()
     for piece in split_patterns(patterns):
         for path in shards.match(piece):
-            with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
-                lines = (raw.decode("utf-8", errors="replace") for raw in iter(f.readline, b""))
-                seen.update(stable_hash(key(url)) for url in url_lines(lines))
+            seen.update(stable_hash(key(url)) for url in list_urls(path))
     return len(seen)
 
 

@@ -34,8 +34,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.core import loader, outputs, schemas, shards, vocab
-from wikisum.pipeline import card
+from wikisum.core import card, loader, outputs, schemas, shards, vocab
 from wikisum.pipeline.pairs_config import PairsConfig
 
 log = logging.getLogger("wikisum.pairs")

@@ -15,7 +15,7 @@ without rerunning anything.
     WriteDeadLetters   articles an extractor failed on
     Commit             staged files renamed into place, then dataset.json, last
 
-After the job, the dataset card (README.md, :mod:`wikisum.pipeline.card`) is written from
+After the job, the dataset card (README.md, :mod:`wikisum.core.card`) is written from
 dataset.json: its front matter maps configs and splits to the files, so that
 ``datasets.load_dataset(OUT)`` reads the ready model inputs.
 
@@ -34,13 +34,16 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
-from wikisum.core import loader, outputs, schemas, shards, vocab
-from wikisum.core.inputs import CORPORA, InputSpec
+from wikisum.core import accounting, card, loader, outputs, schemas, shards, vocab
+from wikisum.core.accounting import IN, KEPT
+from wikisum.core.inputs import CORPORA as CORPORA
 from wikisum.core.inputs import DEFAULT_INPUT as DEFAULT_INPUT
+from wikisum.core.loader import model_input_row
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import DeadLetter, stable_hash
-from wikisum.pipeline import accounting, beamio, card
-from wikisum.pipeline.accounting import IN, KEPT
+from wikisum.extractors.ranking import corpus_indices as corpus_indices
+from wikisum.extractors.ranking import rank_article
+from wikisum.pipeline import beamio
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards, tally
 from wikisum.pipeline.rank_config import RankConfig
 from wikisum.pipeline.rank_config import parse_inputs as parse_inputs
@@ -49,50 +52,7 @@ log = logging.getLogger("wikisum.rank")
 
 SPLITS = ("train", "dev", "test")
 RANK = "rank"
-_CORPUS_SOURCE = {"citations": "citation", "search": "search"}
-INPUTS = "inputs"  # OUT/inputs/{name}/: ready model inputs
-
-
-def corpus_indices(paragraphs: list[dict], corpus: str) -> list[int]:
-    """Indices of the paragraphs that belong to ``corpus``."""
-    if corpus == "combined":
-        return list(range(len(paragraphs)))
-    source = _CORPUS_SOURCE[corpus]
-    return [i for i, p in enumerate(paragraphs) if source in p["sources"]]
-
-
-def rank_article(row: dict, sp, rankers: dict) -> dict:
-    """One ingest row -> one training row (schema ``RANKED``)."""
-    paragraphs = [{"text": text, "reference": r, "sources": list(ref["sources"])}
-                  for r, ref in enumerate(row["references"]) for text in ref["paragraphs"]]
-    texts = [p["text"] for p in paragraphs]
-    ids = sp.encode(texts) if texts else []
-    for p, p_ids in zip(paragraphs, ids, strict=True):
-        p["ids"] = p_ids
-    rankings = []
-    for corpus in CORPORA:
-        index = corpus_indices(paragraphs, corpus)
-        sub_texts = [texts[i] for i in index]
-        sub_sources = [_primary(paragraphs[i]["sources"]) for i in index]
-        for name, ranker in rankers.items():
-            order = ranker.rank(row["title"], sub_texts, target=row["lead"], sources=sub_sources)
-            rankings.append({"extractor": name, "corpus": corpus,
-                             "order": [index[i] for i in order]})
-    return {
-        "id": row["id"],
-        "title": row["title"],
-        "split": row["split"],
-        "title_ids": sp.encode(row["title"]),
-        "lead": row["lead"],
-        "lead_ids": sp.encode(row["lead"]),
-        "reference_urls": [ref["url"] for ref in row["references"]],
-        "paragraphs": paragraphs,
-        "rankings": rankings,
-    }
-
-
-def _primary(sources: list[str]) -> str:
-    return "citation" if "citation" in sources else "search"
+INPUTS = loader.INPUTS  # OUT/inputs/{name}/: ready model inputs
 
 
 class RankArticles(beam.DoFn):
@@ -113,7 +73,7 @@ class RankArticles(beam.DoFn):
         self.progress.update()
         yield tally(RANK, IN)
         try:
-            out = rank_article(row, self.sp, self.rankers)
+            out = rank_article(row, self.sp, self.rankers, self.config.corpora)
         except Exception as exc:  # one article that breaks an extractor is a dead letter
             yield tally(RANK, "error")
             yield TaggedOutput(DEAD, DeadLetter("", str(row.get("id")), row.get("url", ""),
@@ -126,13 +86,6 @@ class RankArticles(beam.DoFn):
 
 def input_path(out: str, name: str, split: str, index: int, total: int) -> str:
     return shards.shard_path(FileSystems.join(out, INPUTS, name), split, index, total)
-
-
-def model_input_row(row: dict, spec: InputSpec, sp, title_sep: int) -> dict:
-    """A training row -> its ready model input for ``spec`` (schema ``MODEL_INPUTS``)."""
-    ids = loader.build_input(row, spec.extractor, spec.corpus, spec.max_input_tokens, title_sep)
-    return {"id": row["id"], "title": row["title"], "input": sp.decode(ids),
-            "target": row["lead"], "input_ids": ids, "target_ids": list(row["lead_ids"])}
 
 
 class ModelInputs(beam.DoFn):
@@ -180,7 +133,7 @@ def output_globs(out: str) -> list[str]:
 
 def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dict:
     """dataset.json: what the committed shards hold, and the job's accounting (``stages``,
-    :mod:`~wikisum.pipeline.accounting`) from its tallies ``counts``."""
+    :mod:`~wikisum.core.accounting`) from its tallies ``counts``."""
     rows = {split: 0 for split in SPLITS}
     input_rows = {spec.name: {split: 0 for split in SPLITS} for spec in config.inputs}
     inputs = {input_path(config.out, spec.name, split, i, config.num_shards): (spec.name, split)
@@ -195,28 +148,11 @@ def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dic
             errors += s.rows
         else:
             rows[name.split("-", 1)[0]] += s.rows
-    out = config.out
-    return {
-        "format": schemas.FORMAT_VERSION,
-        # Paths are relative to this file's directory, so that the dataset can be moved.
-        "relative_paths": True,
-        "vocab": outputs.relative_path(config.vocab, out),
-        "vocab_size": sp.get_piece_size(),
-        "special_ids": asdict(vocab.special_ids(sp)),
-        "extractors": config.extractor_names(),
-        "corpora": list(CORPORA),
-        "learned_model": outputs.relative_path(config.learned, out),
-        "num_shards": config.num_shards,
-        "rows": rows,
-        "errors": errors,
-        "source": outputs.relative_path(config.ingest_dir, out),
-        "inputs": {spec.name: {"extractor": spec.extractor, "corpus": spec.corpus,
-                               "max_input_tokens": spec.max_input_tokens,
-                               "path": f"{INPUTS}/{spec.name}", "rows": input_rows[spec.name]}
-                   for spec in config.inputs},
-        "default_inputs": config.inputs[0].name,
-        "stages": accounting.stages(counts, [RANK]),
-    }
+    return loader.dataset_record(
+        config.out, vocab_path=config.vocab, sp=sp, extractors=config.extractor_names(),
+        corpora=list(config.corpora), learned=config.learned, num_shards=config.num_shards,
+        rows=rows, errors=errors, source=config.ingest_dir, inputs=list(config.inputs),
+        input_rows=input_rows, stages=accounting.stages(counts, [RANK]))
 
 
 def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
@@ -257,10 +193,11 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
 def check_inputs(config: RankConfig) -> None:
     names = config.extractor_names()
     for spec in config.inputs:
-        if spec.extractor not in names or spec.corpus not in CORPORA or spec.max_input_tokens < 1:
+        if (spec.extractor not in names or spec.corpus not in config.corpora
+                or spec.max_input_tokens < 1):
             raise ValueError(f"model inputs {spec.name}: the extractor must be one this run "
                              f"ranks with ({', '.join(names)}), the corpus one of "
-                             f"{', '.join(CORPORA)}, and L at least 1")
+                             f"{', '.join(config.corpora)}, and L at least 1")
     if not config.inputs:
         raise ValueError("at least one set of model inputs is needed (the default config)")
 

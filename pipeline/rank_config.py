@@ -13,33 +13,9 @@ from dataclasses import dataclass
 from wikisum import extractors
 from wikisum.core import shards_config
 from wikisum.core.inputs import CORPORA, DEFAULT_INPUT, InputSpec
+from wikisum.core.inputs import parse_inputs as parse_inputs
 
 DEFAULT_SHARDS = 4
-
-
-def parse_inputs(text: str, extractor_names: list[str]) -> tuple[InputSpec, ...]:
-    """``EXTRACTOR-CORPUS[-L][,...]`` (L defaults to the default input's), or ``all`` (every
-    extractor x corpus at that L) -> input specs, the first one the default config."""
-    if text.strip() == "all":
-        return tuple(InputSpec(e, c, DEFAULT_INPUT.max_input_tokens)
-                     for e in extractor_names for c in CORPORA)
-    specs: list[InputSpec] = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        head, _, last = item.rpartition("-")
-        length = DEFAULT_INPUT.max_input_tokens
-        if last.isdigit():
-            item, length = head, int(last)
-        extractor, _, corpus = item.rpartition("-")
-        if extractor not in extractor_names or corpus not in CORPORA or length < 1:
-            raise ValueError(f"model inputs {item!r}: expected EXTRACTOR-CORPUS[-L] with an "
-                             f"extractor of {extractor_names}, a corpus of {list(CORPORA)} and "
-                             "L >= 1 (e.g. tfidf-combined-500), or 'all'")
-        spec = InputSpec(extractor, corpus, length)
-        if spec not in specs:
-            specs.append(spec)
-    if not specs:
-        raise ValueError("no model inputs named; e.g. tfidf-combined-500")
-    return tuple(specs)
 
 
 @dataclass(frozen=True)
@@ -51,6 +27,9 @@ class RankConfig:
     num_shards: int = DEFAULT_SHARDS
     buffer_bytes: int = shards_config.DEFAULT_BUFFER_BYTES  # rows a shard writer holds in memory
     inputs: tuple[InputSpec, ...] = (DEFAULT_INPUT,)  # ready model inputs; the first: default
+    # The corpora the ingest output's paragraphs can be split into (its summary.json says:
+    # without citations and search results told apart, only `combined`).
+    corpora: tuple[str, ...] = CORPORA
 
     def extractor_names(self) -> list[str]:
         """Every registered extractor (``extractors.REGISTRY``, in its order), learned only

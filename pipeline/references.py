@@ -120,12 +120,17 @@ def pick_capture(refs: list[Reference]) -> tuple[Reference, list[Reference]]:
     return ordered[0], ordered[1:]
 
 
+# How an article lists a URL: it cites it, a web search found it, or an unlabelled list of
+# both holds it (tensor2tensor's wiki_urls without a dump: wikisum.pipeline.ingest.t2t).
+LINK_SOURCES = ("citation", "search", "listed")
+
+
 @dataclass(frozen=True)
 class Attached:
     """One reference of an article as written to the shards."""
 
     url: str
-    source: str  # "citation" if the article cites it, else "search"
+    source: str  # "citation" if the article cites it, else "search" (or "listed")
     sources: tuple[str, ...]
     citation_rank: int  # order among the article's citations (large if not cited)
     search_rank: int
@@ -151,7 +156,8 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
     that earlier references already hold are removed (``duplicate_reference``)."""
     by_url: dict[str, dict] = {}
     for link, ref in found:
-        entry = by_url.setdefault(ref.url, {"ref": ref, "citation": None, "search": None})
+        entry = by_url.setdefault(ref.url, {"ref": ref, "citation": None, "search": None,
+                                            "listed": None})
         current = entry[link.source]
         entry[link.source] = link.rank if current is None else min(current, link.rank)
     kept, dropped = [], []
@@ -172,10 +178,12 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
         if recall > config.clone_threshold:
             dropped.append((url, "clone", f"{config.clone_measure} lead recall {recall:.3f}"))
             continue
-        sources = tuple(s for s in ("citation", "search") if entry[s] is not None)
+        sources = tuple(s for s in LINK_SOURCES if entry[s] is not None)
+        # tensor2tensor's lists without a dump: a URL is "listed", ranked as search results are
+        rank = entry["search"] if entry["search"] is not None else entry["listed"]
         kept.append(Attached(url, sources[0], sources,
                              big if entry["citation"] is None else entry["citation"],
-                             big if entry["search"] is None else entry["search"], ref))
+                             big if rank is None else rank, ref))
     kept.sort(key=lambda a: (a.source != "citation", a.citation_rank, a.search_rank, a.url))
     paragraphs = Counter()
     if config.dedup is not None and kept:

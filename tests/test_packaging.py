@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP_LEVEL = ("core", "extractors", "pipeline", "models", "training", "generation", "workflows")
+TOP_LEVEL = ("core", "extractors", "formats", "pipeline", "models", "training", "generation",
+             "workflows")
 
 
 def package_files() -> list[Path]:

@@ -25,6 +25,7 @@ import yaml
 
 from wikisum import models
 from wikisum.core.inputs import DEFAULT_INPUT
+from wikisum.core.loader import dataset_default_input
 from wikisum.training import runpaths
 
 PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
@@ -413,6 +414,8 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
             raise ConfigError(f"no {required}: give --{required} or `{required}:` in the config "
                               "file")
     train["data"] = dataset_setting(train["data"])
+    for key, value in dataset_default_input(train["data"]).items():
+        train.setdefault(key, value)
     return TrainConfig(**train, model_overrides=model_values)
 
 

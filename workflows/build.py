@@ -63,9 +63,9 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from wikisum.core import card, ownership, shards, vocab
     from wikisum.core import outputs as job_outputs
-    from wikisum.core import ownership, shards, vocab
-    from wikisum.pipeline import beamio, buildsteps, card, rank
+    from wikisum.pipeline import beamio, buildsteps, rank
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
     options = PipelineOptions(beam_argv or [])
@@ -215,7 +215,8 @@ def run_ingest(config, options, steps, name: str, what: str) -> dict:
     from wikisum.core import outputs
     from wikisum.pipeline import buildsteps, ingest
 
-    fp = buildsteps.fingerprint(config, config.wiki + config.warc + config.wet + (
+    fp = buildsteps.fingerprint(config, config.wiki + config.t2t_content + config.t2t_urls
+                               + config.warc + config.wet + (
         (config.search_results,) if config.search_results else ()))
     record = f"{config.out.rstrip('/')}/{outputs.INGEST_SUMMARY}"
     if steps.is_done(name, fp, record):

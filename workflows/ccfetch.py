@@ -68,7 +68,9 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     d = CcFetchConfig(urls=(), out="")  # the job's defaults
     p.add_argument("--urls", required=True, action="append", metavar="FILE",
-                   help="file(s) of URLs, one a line; globs and gs:// work (repeatable)")
+                   help="file(s) of URLs, one a line, or tensor2tensor's wiki_urls.json-* "
+                        "shards (every listed reference URL); globs and gs:// work "
+                        "(repeatable)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--crawl", dest="crawls", action="append", default=[], metavar="CRAWL",
                    help="crawl to search, e.g. CC-MAIN-2017-13 (repeatable, searched in this "

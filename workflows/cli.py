@@ -15,6 +15,7 @@ from wikisum.core import progress
 from wikisum.workflows import (
     build,
     ccfetch,
+    ccplan,
     convert_pairs,
     crawl,
     decode,
@@ -22,17 +23,19 @@ from wikisum.workflows import (
     evaluate,
     exemplars,
     export,
+    importer,
     ingest,
     rank,
     report,
     sample,
     train,
     vocab,
+    write_as,
 )
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, ingest, ccfetch, crawl, vocab, rank, build, report, convert_pairs, exemplars,
-            train, decode, export, evaluate, demo]
+COMMANDS = [sample, ingest, ccplan, ccfetch, crawl, vocab, rank, build, report, importer,
+            write_as, convert_pairs, exemplars, train, decode, export, evaluate, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited
@@ -251,8 +254,14 @@ def dispatch(args: argparse.Namespace, rest: list[str], command) -> int:
 
 def command_module(name: str):
     """The module of the command called ``name`` (``cc-fetch`` -> workflows.ccfetch)."""
-    return {module.__name__.rsplit(".", 1)[1].replace("_", "-"): module
-            for module in COMMANDS}[name.replace("cc-fetch", "ccfetch")]
+    return {command_name(module): module for module in COMMANDS}[name]
+
+
+def command_name(module) -> str:
+    """A command module's command: its ``COMMAND``, or its name with ``-`` for ``_``
+    (``convert_pairs`` -> ``convert-pairs``; ``ccfetch`` is ``cc-fetch``)."""
+    name = module.__name__.rsplit(".", 1)[1]
+    return getattr(module, "COMMAND", {"ccfetch": "cc-fetch"}.get(name, name.replace("_", "-")))
 
 
 def is_dry_run(beam_argv: list[str]) -> bool:

@@ -180,7 +180,7 @@ def format_summary(summary: dict, out: str) -> str:
 def url_line(summary: dict) -> str:
     """The summary line of a job that reads URL lists (crawl, cc-fetch): the lines read (less
     blank and comment lines), ignored and duplicate, the distinct URLs in and outcomes out."""
-    from wikisum.pipeline.accounting import LINES, URLS
+    from wikisum.core.accounting import LINES, URLS
 
     read, urls = summary["stages"][LINES], summary["stages"][URLS]
     ignored = read["dropped"].get("ignored", 0)
@@ -192,7 +192,7 @@ def url_line(summary: dict) -> str:
 
 def distinct_urls(summary: dict) -> int:
     """The distinct URLs a crawl or cc-fetch run read."""
-    from wikisum.pipeline.accounting import URLS
+    from wikisum.core.accounting import URLS
 
     return summary["stages"][URLS]["in"]
 

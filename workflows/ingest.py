@@ -48,8 +48,16 @@ def add_parser(subparsers) -> None:
 def add_arguments(p, shards_option: str = "--shards") -> None:
     """The job's options, shared with `wikisum build` (where the article shards are
     ``--ingest-shards``: its ``--shards`` are the training shards)."""
-    p.add_argument("--wiki", required=True, action="append", metavar="DUMP[,DUMP...]",
-                   help="pages-articles XML dump(s), plain, .bz2 or .gz (repeatable)")
+    p.add_argument("--wiki", action="append", default=[], metavar="DUMP[,DUMP...]",
+                   help="pages-articles XML dump(s), plain, .bz2 or .gz (repeatable); beside "
+                        "--t2t-wiki-content, its citations label the authors' URLs")
+    p.add_argument("--t2t-wiki-content", action="append", default=[], metavar="GLOB",
+                   help="tensor2tensor's released articles (wiki_content.tfrecords-*), "
+                        "instead of a dump's (repeatable)")
+    p.add_argument("--t2t-wiki-urls", action="append", default=[], metavar="GLOB",
+                   help="tensor2tensor's released reference URLs (wiki_urls.json-*): the "
+                        "articles' citations and search results in one list, instead of the "
+                        "dump's citations (repeatable)")
     p.add_argument("--warc", action="append", default=[], metavar="GLOB",
                    help="WARC/ARC files with the captured pages (repeatable)")
     p.add_argument("--wet", action="append", default=[], metavar="GLOB",
@@ -111,6 +119,8 @@ def check_inputs(args, out: str, command: str) -> None:
     """Inputs and the output directory, before any work."""
     checks.output_dir(out, command)
     checks.input_files(args.wiki, "--wiki", command)
+    checks.input_files(args.t2t_wiki_content, "--t2t-wiki-content", command)
+    checks.input_files(args.t2t_wiki_urls, "--t2t-wiki-urls", command)
     checks.input_files(args.warc, "--warc", command)
     checks.input_files(args.wet, "--wet", command)
     if args.search_results:
@@ -120,7 +130,7 @@ def check_inputs(args, out: str, command: str) -> None:
 def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     """Warn when the output holds no article; True when that is an error: the dump yielded no
     article at all (a wrong or garbled dump), unless ``allow_empty``."""
-    pages = summary["stages"].get("pages", {"kept": 0, "dropped": {}})
+    pages = summary["stages"].get(article_stage(summary), {"kept": 0, "dropped": {}})
     kept = pages.get("kept", 0)
     parsed = kept + sum(pages.get("dropped", {}).get(k, 0)
                         for k in ARTICLE_OUTCOMES if k != "kept")
@@ -137,7 +147,13 @@ def empty(summary: dict, command: str, allow_empty: bool) -> bool:
 
 def has_references(summary: dict) -> bool:
     """Whether any article kept a reference (an output a vocabulary can be trained on)."""
-    return summary["stages"].get("pages", {}).get("kept", 0) > 0
+    return summary["stages"].get(article_stage(summary), {}).get("kept", 0) > 0
+
+
+def article_stage(summary: dict) -> str:
+    """The stage whose ``kept`` are the output's articles: the dump's pages, or the records of
+    tensor2tensor's wiki_content files (the dump then only labels citations)."""
+    return "t2t_content" if "t2t_content" in summary["stages"] else "pages"
 
 
 # A build that finds fewer than this share of its cited and search-result pages says where the
@@ -185,9 +201,14 @@ def config_from_args(args, out: str | None = None):
               f"--dedup {args.dedup}", file=sys.stderr)
     if args.num_shards < 1:
         raise SystemExit("wikisum ingest: --shards must be at least 1")
+    if not args.wiki and not args.t2t_wiki_content:
+        raise SystemExit("wikisum ingest: the articles are missing: give --wiki DUMP (a "
+                         "pages-articles dump) or --t2t-wiki-content GLOB (tensor2tensor's "
+                         "released wiki_content TFRecords)")
     return IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
-        search_results=args.search_results,
+        search_results=args.search_results, t2t_content=tuple(args.t2t_wiki_content),
+        t2t_urls=tuple(args.t2t_wiki_urls),
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
         attach=AttachConfig(
             clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
@@ -232,7 +253,8 @@ def watch(config, options, what: str = "ingest"):
 
     return beamio.watch_job(
         what, options, "files",
-        total=lambda: beamio.count_files(config.wiki + config.warc + config.wet),
+        total=lambda: beamio.count_files(config.wiki + config.t2t_content + config.t2t_urls
+                                         + config.warc + config.wet),
         others=("pages", "records", "articles"))
 
 

@@ -112,8 +112,27 @@ def with_model_inputs(args, config):
     extractors this run ranks with)."""
     from dataclasses import replace
 
-    return replace(config, inputs=rank_config.parse_inputs(args.model_inputs,
-                                                           config.extractor_names()))
+    corpora = ingest_corpora(config.ingest_dir) or config.corpora
+    inputs = rank_config.parse_inputs(args.model_inputs, config.extractor_names())
+    if args.model_inputs.strip() == "all":
+        inputs = tuple(spec for spec in inputs if spec.corpus in corpora)
+    outside = [spec.name for spec in inputs if spec.corpus not in corpora]
+    if outside:
+        raise ValueError(f"--model-inputs {', '.join(outside)}: {config.ingest_dir} has the "
+                         f"corpora {', '.join(corpora)} only (tensor2tensor's URL lists without "
+                         "a dump do not tell citations from search results)")
+    return replace(config, inputs=inputs, corpora=tuple(corpora))
+
+
+def ingest_corpora(ingest_dir: str) -> list[str] | None:
+    """The corpora an ingest output's summary.json records (None where it does not say, or
+    cannot be read yet: a dry run on Dataflow, where the job reads it)."""
+    from wikisum.core import outputs
+
+    try:
+        return outputs.read_summary(ingest_dir).get("corpora")
+    except (OSError, ValueError):
+        return None
 
 
 def watch(ingest_dir: str, options, what: str = "rank"):

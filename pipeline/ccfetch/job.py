@@ -19,10 +19,10 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum.core import schemas, shards
+from wikisum.core.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
 from wikisum.pipeline.beamio import TALLY, MatchFiles, Tallying, WriteShards, tally
 from wikisum.pipeline.ccfetch import index
 from wikisum.pipeline.ccfetch.captures import BadIndexLine, IndexCapture, choose
@@ -53,7 +53,7 @@ LOG_GLOB = "cc_fetch_log-*.parquet"
 RESOLVED = "resolved"
 NEXT = "next"
 WARC_FILES = "warc_files"
-# Stages and tallies (wikisum.pipeline.accounting) besides LINES and URLS.
+# Stages and tallies (wikisum.core.accounting) besides LINES and URLS.
 LOOKUP = "lookup"  # URLs looked up -> a capture found (dropped: not_in_index, failed)
 FETCH = "fetch"  # URLs with a capture -> fetched (dropped: failed, not_fetched)
 REASONS = "reasons"  # the outcomes by reason: (REASONS, "outcome:reason")
@@ -79,6 +79,9 @@ class ReadUrlLines(Tallying):
     """A URL list file (plain or compressed) -> (normalised URL or the line, line)."""
 
     def process(self, path: str):
+        if beamio.is_t2t_url_list(path):
+            yield from self.t2t_urls(path)
+            return
         with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
             for raw in iter(f.readline, b""):
                 line = raw.decode("utf-8", errors="replace").strip()
@@ -87,6 +90,22 @@ class ReadUrlLines(Tallying):
                     self.count(LINES, "ignored")
                     continue
                 yield normalize_url(line) or line, line
+
+
+    def t2t_urls(self, path: str):
+        """tensor2tensor's wiki_urls shard: every listed reference URL of every article, each
+        a "line"; an entry that cannot be read counts its URLs (or one) as bad_entry."""
+        from wikisum.formats import t2t
+
+        with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+            for item in t2t.iter_wiki_urls(f, path):
+                if isinstance(item, t2t.Problem):
+                    self.count(LINES, IN, item.count)
+                    self.count(LINES, "bad_entry", item.count)
+                    continue
+                for url in item.refs:
+                    self.count(LINES, IN)
+                    yield normalize_url(url) or url, url
 
 
 def read_done(path: str, search_key: str):
@@ -413,7 +432,7 @@ STAGE_HINTS = {LOOKUP: "--index-url", FETCH: "--data-url"}
 
 def cc_fetch_summary(counts: Iterable, warc_files: list, config: CcFetchConfig,
                      firsts: Iterable = ()) -> dict:
-    """Tallies -> the run's summary (:func:`~wikisum.pipeline.accounting.job_summary`): the
+    """Tallies -> the run's summary (:func:`~wikisum.core.accounting.job_summary`): the
     stages ``lines`` (lines read -> distinct URLs), ``urls`` (distinct URLs -> fetched, the
     others dropped by outcome), ``lookup`` and ``fetch``; the outcomes and their reasons,
     coverage (found / listed), failures by cause, the requests each stage made and how many

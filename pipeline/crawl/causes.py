@@ -143,7 +143,7 @@ CAUSE = "cause"  # the tallies of failures, ``(CAUSE, "STAGE:CAUSE")``
 
 
 def tally_key(stage: str, cause: str) -> tuple[str, str]:
-    """The tally of one failure: ``(CAUSE, "STAGE:CAUSE")`` (:mod:`wikisum.pipeline.accounting`;
+    """The tally of one failure: ``(CAUSE, "STAGE:CAUSE")`` (:mod:`wikisum.core.accounting`;
     not an accounted stage)."""
     return CAUSE, f"{stage}:{cause}"
 

@@ -17,10 +17,10 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum.core import schemas, shards
+from wikisum.core.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.accounting import IN, KEPT, LINES, URLS, by_stage, job_summary, summary_json
 from wikisum.pipeline.beamio import TALLY, MatchFiles, Staged, Tallying, WriteShards, tally
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.checks import check_url, host_of, is_done
@@ -202,7 +202,7 @@ STAGE_WORDS = {FETCH: "fetch"}  # what one request of a stage is called
 
 def crawl_summary(counts: list, warc_files: list, config: CrawlConfig, firsts: Iterable = ()
                   ) -> dict:
-    """Tallies -> the run's summary (:func:`~wikisum.pipeline.accounting.job_summary`): the
+    """Tallies -> the run's summary (:func:`~wikisum.core.accounting.job_summary`): the
     stages ``lines`` (lines read -> distinct URLs) and ``urls`` (distinct URLs -> fetched, the
     others dropped by outcome), the outcomes and their reasons, failures by cause, the URLs
     requested and how many failed for a network reason (``network``; when every one did,

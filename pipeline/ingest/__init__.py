@@ -25,7 +25,7 @@ no Beam: the command line reads its defaults there. This package's own import is
 :func:`run` imports the job.
 
 Every step that drops something emits a dead letter and a tally ``((stage, outcome), n)``
-(:mod:`wikisum.pipeline.accounting`); ``summary.json`` sums the tallies, so that for every
+(:mod:`wikisum.core.accounting`); ``summary.json`` sums the tallies, so that for every
 stage in = kept + dropped. The same tallies feed Beam counters (``wikisum`` namespace) for live
 monitoring. The plumbing (tallies, file matching, shard writing, the commit) is
 ``wikisum.pipeline.beamio``.

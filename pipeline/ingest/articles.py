@@ -7,9 +7,9 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from wikisum.core.accounting import IN, KEPT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import LINKS, PAGES, Article, DeadLetter, Link
-from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead, tally
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages

@@ -8,9 +8,9 @@ from collections import Counter
 
 import apache_beam as beam
 
+from wikisum.core.accounting import IN, KEPT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import ARTICLE_PARAGRAPHS, LINKS, PAGES, DeadLetter, split_of, stable_hash
-from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.beamio import DEAD, TALLY, dead, tally
 from wikisum.pipeline.ingest.config import AttachConfig
 from wikisum.pipeline.references import attach
@@ -20,9 +20,10 @@ class AssembleArticles(beam.DoFn):
     """CoGroupByKey(article id) -> one row per article: self pages, references in another
     language, clones and paragraphs repeated across the article's references removed."""
 
-    def __init__(self, config: AttachConfig, num_shards: int):
+    def __init__(self, config: AttachConfig, num_shards: int, stage: str = PAGES):
         self.config = config
         self.num_shards = num_shards
+        self.stage = stage  # where an article's outcome is tallied: its dump page, or record
 
     def setup(self):
         self.progress = WorkerProgress("ingest", "articles")
@@ -41,13 +42,13 @@ class AssembleArticles(beam.DoFn):
         self.progress.update()
         article = articles[0]
         for twin in articles[1:]:
-            yield tally(PAGES, "duplicate_id")
-            yield dead(DeadLetter(twin.source_file, str(twin.id), twin.url, PAGES,
+            yield tally(self.stage, "duplicate_id")
+            yield dead(DeadLetter(twin.source_file, str(twin.id), twin.url, self.stage,
                                   "duplicate_id", f"same id as {article.title!r}"))
         listed = len(article.citation_urls) + search_listed
         if listed == 0:
-            yield tally(PAGES, "no_references")
-            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+            yield tally(self.stage, "no_references")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, self.stage,
                                   "no_references", ""))
             return
         kept, dropped, paragraphs = attach(article, found, self.config)
@@ -62,24 +63,25 @@ class AssembleArticles(beam.DoFn):
                                   detail))
         yield tally(LINKS, KEPT, sum(links_per_url[a.url] for a in kept))
         if not kept:
-            yield tally(PAGES, "no_references_found")
-            yield dead(DeadLetter(article.source_file, str(article.id), article.url, PAGES,
+            yield tally(self.stage, "no_references_found")
+            yield dead(DeadLetter(article.source_file, str(article.id), article.url, self.stage,
                                   "no_references_found", f"{listed} listed"))
             return
-        yield tally(PAGES, KEPT)
+        yield tally(self.stage, KEPT)
         found_sources = Counter(link.source for link, _ in found)
         row = {
             "id": article.id,
             "title": article.title,
             "url": article.url,
-            "split": split_of(article.title),
+            "split": article.split or split_of(article.title),
             "lead": article.lead,
             "sections": [{"title": s.title, "level": s.level, "text": s.text}
                          for s in article.sections],
             "citations_listed": len(article.citation_urls),
             "citations_found": found_sources["citation"],
             "search_listed": search_listed,
-            "search_found": found_sources["search"],
+            # tensor2tensor's unlabelled lists count as search results (docs/data.md)
+            "search_found": found_sources["search"] + found_sources["listed"],
             "clones_removed": sum(1 for _, r, _ in dropped if r == "clone"),
             "self_removed": sum(1 for _, r, _ in dropped if r == "self"),
             "other_language_removed": sum(1 for _, r, _ in dropped if r == "wrong_language"),
@@ -101,9 +103,9 @@ class FilterReferences(beam.PTransform):
     """Articles, the references found for them and their search counts -> one row per article
     (schema ``ARTICLES``), keyed by shard, filtered by `attach` (`AttachConfig`)."""
 
-    def __init__(self, config: AttachConfig, num_shards: int):
+    def __init__(self, config: AttachConfig, num_shards: int, stage: str = PAGES):
         super().__init__()
-        self.config, self.num_shards = config, num_shards
+        self.config, self.num_shards, self.stage = config, num_shards, stage
 
     def expand(self, inputs):
         articles, found, search_listed = inputs
@@ -111,5 +113,6 @@ class FilterReferences(beam.PTransform):
                  "found": found, "search_listed": search_listed}
                 | "GroupByArticle" >> beam.CoGroupByKey()
                 | "AssembleArticles" >> beam.ParDo(AssembleArticles(
-                    self.config, self.num_shards)).with_outputs(DEAD, TALLY, main="rows"))
+                    self.config, self.num_shards, self.stage)).with_outputs(
+                        DEAD, TALLY, main="rows"))
         return {"main": rows.rows, DEAD: rows[DEAD], TALLY: rows[TALLY]}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from wikisum.core.accounting import KEPT
 from wikisum.core.paragraphs import DEFAULT_MIN_WORDS
-from wikisum.pipeline.accounting import KEPT
 from wikisum.pipeline.clones import DEFAULT_CLONE_MEASURE, DEFAULT_CLONE_THRESHOLD
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES
 from wikisum.pipeline.language import DEFAULT_MIN_CONFIDENCE
@@ -128,6 +128,18 @@ class IngestConfig:
     max_article_bytes: int = DEFAULT_MAX_TEXT_BYTES  # a longer dump page is a dead letter
     # rows a shard writer holds in memory (core.shards.DEFAULT_BUFFER_BYTES)
     buffer_bytes: int = field(default_factory=_default_buffer_bytes)
+    # tensor2tensor's released files (wikisum.pipeline.ingest.t2t): the authors' articles
+    # (wiki_content TFRecords) instead of the dump's, and their reference URL lists (wiki_urls
+    # JSON) instead of the dump's citations and the search results
+    t2t_content: tuple[str, ...] = ()
+    t2t_urls: tuple[str, ...] = ()
+
+    def corpora(self) -> tuple[str, ...]:
+        """The corpora the output's paragraphs can be split into: without a dump to tell the
+        authors' listed citations from their search results, only ``combined``."""
+        from wikisum.core.inputs import CORPORA
+
+        return ("combined",) if self.t2t_urls and not self.wiki else CORPORA
 
     def __post_init__(self) -> None:
         if self.attach.article_lang is None:  # the articles are in the dump's language

@@ -12,11 +12,12 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from wikisum.core import schemas, shards
+from wikisum.core.accounting import job_summary, summary_json
 from wikisum.core.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
-from wikisum.core.records import stable_hash
+from wikisum.core.records import PAGES, stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.accounting import job_summary, summary_json
 from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards
+from wikisum.pipeline.ingest import t2t
 from wikisum.pipeline.ingest.articles import ReadArticles, citation_links
 from wikisum.pipeline.ingest.assemble import FilterReferences
 from wikisum.pipeline.ingest.config import MISSING_FILES, IngestConfig
@@ -39,12 +40,13 @@ def dead_letter_key(d: dict) -> tuple:
 
 
 def summary_text(staged: list[Staged], counts: list, config: IngestConfig) -> str:
-    """summary.json (:func:`~wikisum.pipeline.accounting.job_summary`): every stage's in = kept
+    """summary.json (:func:`~wikisum.core.accounting.job_summary`): every stage's in = kept
     + dropped from the tallies, and ``shards``, the number of files of each committed set."""
     folders = Counter(s.final.rsplit("/", 2)[-2] for s in staged if s.final.endswith(".parquet"))
     return summary_json(job_summary(
         "ingest", config, counts,
-        shards={"articles": folders["articles"], "dead_letters": folders["dead_letters"]}))
+        shards={"articles": folders["articles"], "dead_letters": folders["dead_letters"]},
+        corpora=list(config.corpora())))
 
 
 def output_globs(out: str) -> list[str]:
@@ -70,29 +72,55 @@ class StageUrlList(beam.PTransform):
                     path, staging, "".join(u + "\n" for u in sorted(us)))))
 
 
+def read_articles(p: beam.Pipeline, config: IngestConfig):
+    """The job's articles, and the outputs that account for them: the dump's, or the authors'
+    (tensor2tensor's wiki_content) with the citations of a dump given beside them."""
+    if not config.t2t_content:
+        articles = p | "ReadArticles" >> ReadArticles(config.wiki, config.lang,
+                                                       config.max_article_bytes)
+        return articles, [articles]
+    ours = p | "ReadT2TArticles" >> t2t.ReadT2TArticles(config.t2t_content)
+    if not config.wiki:
+        return ours, [ours]
+    dump = p | "ReadArticles" >> ReadArticles(config.wiki, config.lang, config.max_article_bytes)
+    matched = (ours["main"], dump["main"]) | "WithDumpCitations" >> t2t.WithDumpCitations()
+    unmatched = p | "NoMatchLetters" >> beam.Create([])
+    return matched, [ours, dump, {TALLY: matched[TALLY], DEAD: unmatched}]
+
+
 def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     """Add the ingest job to pipeline ``p`` (no filesystem is touched here: the job matches its
     inputs when it runs, and stages its outputs under ``OUT/.temp-TOKEN``)."""
     out = config.out
     staging = beamio.temp_dir(out, token)
-    articles = p | "ReadArticles" >> ReadArticles(config.wiki, config.lang,
-                                                   config.max_article_bytes)
-    accounts = [articles]
-    cited = articles["main"] | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
-        TALLY, main="links")
-    links = [cited.links]
+    articles, accounts = read_articles(p, config)
+    listed = []
+    if config.t2t_urls:  # the authors' lists: citations and search results in one
+        t2t_links = articles["main"] | "T2TUrls" >> t2t.JoinT2TUrls(config.t2t_urls,
+                                                                    labelled=bool(config.wiki))
+        accounts.append(t2t_links)
+        articles = t2t_links
+        links = [t2t_links[t2t.LINKS_OUT]]
+        listed.append(t2t_links[t2t.SEARCH_LISTED])
+        cited = None
+    else:
+        cited = articles["main"] | "CitationLinks" >> beam.FlatMap(citation_links).with_outputs(
+            TALLY, main="links")
+        links = [cited.links]
     if config.search_results:
         search = articles["main"] | "SearchLinks" >> SearchLinks(config.search_results)
         links.append(search["links"])
-        search_listed = search["listed"]
+        listed.append(search["listed"])
         accounts.append(search)
-    else:
-        search_listed = p | "NoSearchResults" >> beam.Create([])
+    search_listed = (listed | "SearchListed" >> beam.Flatten() if listed
+                     else p | "NoSearchResults" >> beam.Create([]))
     references = p | "ReadReferences" >> ReadReferences(config.warc + config.wet, config.clean)
     joined = ((links | "AllLinks" >> beam.Flatten(), references["main"])
               | "JoinReferences" >> JoinReferences(references[REDIRECTS]))
     rows = ((articles["main"], joined["main"], search_listed)
-            | "FilterReferences" >> FilterReferences(config.attach, config.num_shards))
+            | "FilterReferences" >> FilterReferences(
+                config.attach, config.num_shards,
+                t2t.T2T_CONTENT if config.t2t_content else PAGES))
     accounts += [references, joined, rows]
 
     staged = [rows["main"] | "WriteShards" >> WriteShards(
@@ -109,7 +137,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     for tag, name in MISSING_FILES.items():
         staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
             FileSystems.join(out, name), staging))
-    counts = ([a[TALLY] for a in accounts] + [cited[TALLY]]
+    counts = ([a[TALLY] for a in accounts] + ([cited[TALLY]] if cited is not None else [])
               | "AllTallies" >> beam.Flatten()
               | "SumTallies" >> beamio.SumTallies())
     _ = (staged | "AllStaged" >> beam.Flatten()
@@ -121,7 +149,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
 def run(config: IngestConfig, pipeline_options) -> dict | None:
     """Run the job and return the summary it wrote; None for a dry run (``--dry_run true`` on
     Dataflow: the job is built and validated, nothing is read or written)."""
-    log.info("ingest: dumps %s, WARC %s, WET %s -> %s", ", ".join(config.wiki),
+    log.info("ingest: dumps %s, WARC %s, WET %s -> %s", ", ".join(config.wiki + config.t2t_content),
              ", ".join(config.warc) or "none", ", ".join(config.wet) or "none", config.out)
     if not config.warc and not config.wet:
         log.warning("no --warc or --wet input: every reference will be missing")

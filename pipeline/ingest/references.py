@@ -12,10 +12,10 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
+from wikisum.core.accounting import IN, KEPT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import CAPTURES, LINKS, PARAGRAPHS, RECORDS, DeadLetter
 from wikisum.pipeline import language
-from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead, tally
 from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
 from wikisum.pipeline.references import clean_capture, pick_capture

@@ -11,8 +11,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
+from wikisum.core.accounting import IN, KEPT
 from wikisum.core.records import LINKS, SEARCH, DeadLetter, Link
-from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.beamio import DEAD, TALLY, MatchFiles, dead, tally
 from wikisum.pipeline.urls import normalize_title, normalize_url
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from builders import convert, sentences, write_pairs
 
-from wikisum.core import loader, outputs, schemas, vocab
-from wikisum.pipeline import card, rank, report
+from wikisum.core import card, loader, outputs, schemas, vocab
+from wikisum.pipeline import rank, report
 from wikisum.workflows import cli
 
 SPLITS = ("train", "dev", "test")

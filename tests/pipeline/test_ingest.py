@@ -20,9 +20,9 @@ from apache_beam.testing.util import assert_that, equal_to
 from builders import DUMP, reference
 
 from wikisum.core import schemas
+from wikisum.core.accounting import IN, KEPT
 from wikisum.core.records import Link
 from wikisum.core.text import words
-from wikisum.pipeline.accounting import IN, KEPT
 from wikisum.pipeline.beamio import DEAD, TALLY
 from wikisum.pipeline.ingest import MISSING_CITATION, MISSING_SEARCH
 from wikisum.pipeline.ingest import search as ingest_search

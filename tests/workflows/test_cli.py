@@ -13,8 +13,9 @@ from wikisum import extractors
 from wikisum.core import progress
 from wikisum.workflows import cli
 
-EXPECTED = ["sample", "ingest", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
-            "convert-pairs", "exemplars", "train", "decode", "export", "evaluate", "demo"]
+EXPECTED = ["sample", "ingest", "cc-plan", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
+            "import", "write-as", "convert-pairs", "exemplars", "train", "decode", "export",
+            "evaluate", "demo"]
 
 
 def subcommands() -> list[str]:
@@ -215,6 +216,7 @@ def test_console_script_module_runs():
 
 SPLIT_COMMANDS = [
     ["report", "--data", "d", "--out", "o"],
+    ["write-as", "jsonl", "--data", "d", "--out", "o"],
     ["convert-pairs", "--source", "s", "--target", "t", "--out", "o"],
     ["decode", "--run", "r", "--out", "p.jsonl"],
 ]

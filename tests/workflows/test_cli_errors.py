@@ -56,11 +56,20 @@ def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleN
     (here / "target.txt").write_text("a headline\n")
     preds = here / "preds.jsonl"
     preds.write_text(json.dumps({"id": 1, "prediction": "a b", "reference": "a b"}) + "\n")
+    metadata = here / "CC-MAIN-x-00000.warc.wet.gz.metadata.json"
+    metadata.write_text(json.dumps({"http://a.example/": [3]}))
+    (here / "wet.paths").write_text("crawl-data/C/segments/1/wet/CC-MAIN-x-00000.warc.wet.gz\n")
+    (here / "wet-root").mkdir()
+    jsonl = here / "train.jsonl"
+    jsonl.write_text(json.dumps({"id": "a", "title": "T", "documents": ["One two three."],
+                                 "summary": "One."}) + "\n")
     return SimpleNamespace(
         dump=str(sample / "enwiki-sample-pages-articles.xml.bz2"),
         urls=str(sample / "urls.txt"), build=str(build), data=str(build / "data"),
         ingest=str(build / "ingest"), vocab=str(build / "vocab.model"), run=str(sample_run),
-        preds=str(preds), source=str(here / "source.txt"), target=str(here / "target.txt"))
+        preds=str(preds), source=str(here / "source.txt"), target=str(here / "target.txt"),
+        metadata=str(metadata), wet_paths=str(here / "wet.paths"),
+        wet_root=str(here / "wet-root"), jsonl=str(jsonl))
 
 
 def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
@@ -68,12 +77,17 @@ def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
     return {
         "sample": ["sample", "--out", out],
         "ingest": ["ingest", "--wiki", p.dump, "--out", out],
+        "cc-plan": ["cc-plan", "--t2t-metadata", p.metadata, "--urls", p.urls, "--wet-paths",
+                    p.wet_paths, "--wet-root", p.wet_root, "--out", out],
         "cc-fetch": ["cc-fetch", "--urls", p.urls, "--crawl", "CC-MAIN-2017-13", "--out", out],
         "crawl": ["crawl", "--urls", p.urls, "--out", out],
         "vocab": ["vocab", "--data", p.ingest, "--out", out],
         "rank": ["rank", "--data", p.ingest, "--vocab", p.vocab, "--out", out],
         "build": ["build", "--wiki", p.dump, "--out", out],
         "report": ["report", "--data", p.data, "--out", out],
+        "import": ["import", "jsonl", p.jsonl, "--out", out, "--vocab", p.vocab,
+                   "--source-vocab", p.vocab, "--workers", "1"],
+        "write-as": ["write-as", "jsonl", "--data", p.data, "--out", out],
         "convert-pairs": ["convert-pairs", "--source", p.source, "--target", p.target,
                           "--split", "train", "--out", out],
         "exemplars": ["exemplars", "--data", p.data],
@@ -166,7 +180,16 @@ SPLIT_WRITERS = {"convert-pairs"}
 
 
 def test_every_command_that_reads_a_split_is_covered():
-    assert split_commands() - SPLIT_WRITERS == {"decode", "report"}
+    assert split_commands() - SPLIT_WRITERS == {"decode", "report", "write-as"}
+
+
+def test_write_as_names_the_splits_a_dataset_has(built_sample, tmp_path, capsys):
+    status, stdout, stderr = run_cli(["write-as", "jsonl", "--data", str(built_sample[0]),
+                                      "--out", str(tmp_path / "w"), "--split", "nosuch"], capsys)
+    assert status == 1 and "Traceback" not in stdout + stderr
+    assert stderr.strip() == (f"wikisum write-as: --split nosuch: {built_sample[0] / 'data'} "
+                              "has no 'nosuch' split; its splits: train, dev, test")
+    assert not (tmp_path / "w").exists()
 
 
 def test_decode_names_the_splits_there_are_and_leaves_nothing_behind(sample_run, tmp_path,

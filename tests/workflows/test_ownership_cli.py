@@ -22,6 +22,7 @@ from wikisum.workflows import cli
 ARGV = {
     "sample": ["sample", "--out", "OUT"],
     "ingest": ["ingest", "--wiki", "IN/dump.xml.bz2", "--out", "OUT"],
+    "cc-plan": ["cc-plan", "--t2t-metadata", "IN/x.warc.wet.gz.metadata.json", "--out", "OUT"],
     "cc-fetch": ["cc-fetch", "--urls", "IN/urls.txt", "--crawl", "CC-MAIN-2017-13",
                  "--out", "OUT"],
     "crawl": ["crawl", "--urls", "IN/urls.txt", "--out", "OUT"],
@@ -29,6 +30,8 @@ ARGV = {
     "rank": ["rank", "--data", "IN/ingest", "--vocab", "IN/vocab.model", "--out", "OUT"],
     "build": ["build", "--wiki", "IN/dump.xml.bz2", "--out", "OUT"],
     "report": ["report", "--data", "IN/data", "--out", "OUT"],
+    "import": ["import", "jsonl", "IN/train.jsonl", "--out", "OUT"],
+    "write-as": ["write-as", "jsonl", "--data", "IN/data", "--out", "OUT"],
     "convert-pairs": ["convert-pairs", "--source", "IN/s.txt", "--target", "IN/t.txt",
                       "--split", "train", "--out", "OUT"],
     "exemplars": ["exemplars", "--data", "IN/data"],

@@ -20,9 +20,8 @@ from __future__ import annotations
 import posixpath
 
 import yaml
-from apache_beam.io.filesystems import FileSystems
 
-from wikisum.core import shards
+from wikisum.core import files, shards
 
 CARD = "README.md"
 # Our split names the hub knows by another: datasets.load_dataset gives train/validation/test.
@@ -211,6 +210,6 @@ def _pairs_body(info: dict, prefix: str, where: str) -> str:
 
 def write_card(out: str, info: dict, prefix: str = "") -> str:
     """Write ``out/README.md`` for the dataset ``info`` (at ``out/prefix``); returns its path."""
-    path = FileSystems.join(out, CARD)
+    path = files.join(out, CARD)
     shards.write_text(path, card_text(info, prefix))
     return path

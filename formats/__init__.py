@@ -1,0 +1,2 @@
+"""Readers and writers of data formats other systems publish: tensor2tensor's WikiSum files, and
+the datasets researchers train on."""

@@ -1,0 +1,64 @@
+"""What ``wikisum import`` and ``wikisum write-as`` are asked to do, and their defaults, declared
+once here without heavy imports, so that the command line shows them without importing
+pyarrow, torch or sentencepiece."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wikisum.core.inputs import DEFAULT_INPUT, InputSpec
+from wikisum.core.vocab_config import DEFAULT_MAX_TEXTS, DEFAULT_SIZE
+
+# The formats `wikisum import` reads, and what each holds.
+IMPORT_FORMATS = {
+    "hiersumm": "Liu & Lapata 2019's ranked WikiSum: WIKI.{train,valid,test}.N.pt (token ids)",
+    "graphsum": "GraphSum's JSON of the ranked WikiSum: *.N.json (token ids, sim_graph)",
+    "primera": "PRIMERA's wikisum subset: {train,valid,test}.pt of {text: [documents], tgt}",
+    "wikicatsum": "WikiCatSum (GEM/wiki_cat_sum JSON or Parquet, or the release's text files)",
+    "multinews": "Multi-News: document (documents joined by |||||) and summary; JSON Lines, "
+                 "CSV or Parquet, one file per split or the hub's folder",
+    "jsonl": "JSON Lines of {id, title, documents: [...], summary}",
+}
+# Formats that hold ranked paragraphs as token ids only (no raw text to rank again).
+IDS_ONLY = ("hiersumm", "graphsum")
+# The formats `wikisum write-as` writes.
+WRITE_FORMATS = ("hiersumm", "primera", "multinews", "jsonl")
+
+# The query of the title-based extractors (tf-idf) for an example without a title (Multi-News):
+# the first sentence of its first document (measured: docs/import-and-formats.md).
+QUERY_FIRST_SENTENCE = "first-sentence"
+QUERIES = ("title", QUERY_FIRST_SENTENCE)
+
+# The ranking of a format that gives its paragraphs already ranked (hiersumm, GraphSum).
+GIVEN = "given"
+
+DEFAULT_SHARDS = 4
+
+
+@dataclass(frozen=True)
+class ImportConfig:
+    format: str
+    sources: tuple[str, ...]  # files, folders or globs
+    out: str  # the dataset directory written
+    vocab: str | None = None  # tokenise with this model; None: train one (or keep the ids)
+    source_vocab: str | None = None  # the model of a token-id format's ids (hiersumm's spm)
+    vocab_size: int = DEFAULT_SIZE
+    max_vocab_texts: int = DEFAULT_MAX_TEXTS
+    extractors: tuple[str, ...] = ()  # () : every registered one but learned
+    inputs: tuple[InputSpec, ...] = (DEFAULT_INPUT,)
+    num_shards: int = DEFAULT_SHARDS
+    workers: int = 1  # processes ranking examples
+    limit: int | None = None  # at most this many examples (a quick look at a big dataset)
+
+
+@dataclass(frozen=True)
+class WriteAsConfig:
+    format: str
+    data: str  # a wikisum dataset (or a build's root)
+    out: str
+    extractor: str = DEFAULT_INPUT.extractor
+    corpus: str = DEFAULT_INPUT.corpus
+    max_paragraphs: int = 40  # hiersumm keeps the top 40 paragraphs
+    max_paragraph_tokens: int | None = None  # cut each paragraph's ids (None: whole)
+    shard_size: int = 2000  # examples per hiersumm .pt shard
+    splits: tuple[str, ...] = ("train", "dev", "test")

@@ -1,0 +1,357 @@
+"""``wikisum import``: a dataset another system published -> a wikisum dataset that ``train``,
+``decode``, ``evaluate``, ``report``, ``exemplars`` and ``datasets.load_dataset`` read unchanged.
+
+The source is read as a stream of examples (:mod:`wikisum.formats.datasets`): never a whole file
+in memory, except a ``.pt`` file, which torch loads whole (one at a time). Each example becomes
+what ``wikisum rank`` writes for an article: its title, its summary as the target ("lead"), its
+paragraphs tokenised once, and every extractor's ranking, by the same function
+(:func:`wikisum.extractors.ranking.rank_article`), so the extractor report runs on the result.
+
+- Raw documents (PRIMERA, WikiCatSum, Multi-News, JSON Lines): each document is one reference,
+  its lines the paragraphs; every extractor ranks them on the one corpus ``combined``. An
+  example without a title is ranked by the title-based extractors (tf-idf) with a stated query
+  instead: the first sentence of its first document (recorded in dataset.json and the card).
+- Ranked token ids (hiersumm, GraphSum): the paragraphs' order is the source's own ranking,
+  kept as the extractor ``given``; their ids are kept with the source's sentencepiece model as
+  the vocabulary (special pieces it lacks appended, every id unchanged), or the decoded text is
+  tokenised again with ``--vocab``. The other extractors are not computed, and dataset.json
+  says why (``extractors_unavailable``), as the report does.
+
+The vocabulary, where none is given, is trained on a bounded sample of the train split (a first
+pass over the source). Outputs are staged under ``OUT/.temp-TOKEN`` and renamed into place;
+``dataset.json`` is written last, so a killed import leaves no dataset a reader would take.
+Every example the source holds is accounted for: imported, or a counted problem written to
+``OUT/import_problems/`` with its file, record and reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import multiprocessing
+import os
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from wikisum import extractors
+from wikisum.core import accounting, card, files, loader, outputs, schemas, shards, vocab
+from wikisum.core.progress import Progress, detail
+from wikisum.core.text import sentences
+from wikisum.extractors.ranking import rank_article
+from wikisum.formats import datasets
+from wikisum.formats.config import GIVEN, IDS_ONLY, QUERY_FIRST_SENTENCE, ImportConfig
+
+log = logging.getLogger("wikisum.import")
+
+SPLITS = ("train", "dev", "test")
+STAGE = "import"
+PROBLEMS = "import_problems"
+SOURCE = "document"  # the source of an imported paragraph (not a citation, not a search result)
+CORPORA = ("combined",)
+WINDOW = 256  # examples in flight between the reader and the ranking processes
+
+UNAVAILABLE_IDS_ONLY = (
+    "the source holds its paragraphs as token ids, already ranked and cut by its own ranker; "
+    "the order given is kept as the extractor 'given'")
+
+
+def query_of(example) -> tuple[str, bool]:
+    """The title-based extractors' query for ``example``: its title, or where it has none the
+    first sentence of its first non-empty document; and whether that stand-in was used."""
+    if example.title.strip():
+        return example.title, False
+    for document in example.documents:
+        found = sentences(document)
+        if found:
+            return found[0], True
+    return "", True
+
+
+def paragraphs_of(document: str) -> list[str]:
+    """A document's paragraphs: its non-empty lines, stripped."""
+    return [line.strip() for line in document.split("\n") if line.strip()]
+
+
+def article_row(example, row_id: int) -> dict:
+    """An example with raw documents -> an ingest-shaped row (what :func:`rank_article` reads):
+    one reference per document, its lines the paragraphs."""
+    return {
+        "id": row_id, "title": example.title, "split": example.split, "lead": example.summary,
+        "url": example.id,
+        "references": [{"url": "", "sources": [SOURCE], "paragraphs": paragraphs_of(doc)}
+                       for doc in example.documents],
+    }
+
+
+def given_row(example, row_id: int, source_sp, sp) -> dict:
+    """An example of ranked token ids -> a training row: ids kept when ``sp`` is the source's
+    model (``source_sp`` None), else decoded with ``source_sp`` and tokenised with ``sp``."""
+    decode = (source_sp or sp).decode
+    texts = [decode(list(ids)) for ids in example.paragraph_ids]
+    if source_sp is None:
+        ids = [list(p) for p in example.paragraph_ids]
+        lead_ids = list(example.summary_ids) if example.summary_ids is not None else \
+            sp.encode(example.summary)
+    else:
+        ids = sp.encode(texts) if texts else []
+        lead_ids = sp.encode(example.summary)
+    return {
+        "id": row_id, "title": example.title, "split": example.split,
+        "title_ids": sp.encode(example.title), "lead": example.summary, "lead_ids": lead_ids,
+        "reference_urls": [""] * len(texts),
+        "paragraphs": [{"text": text, "ids": p_ids, "reference": i, "sources": [SOURCE]}
+                       for i, (text, p_ids) in enumerate(zip(texts, ids, strict=True))],
+        "rankings": [{"extractor": GIVEN, "corpus": "combined", "order": list(range(len(texts)))}],
+        "source_id": example.id,
+    }
+
+
+# -- ranking, in this process or a pool (each process loads the vocabulary and rankers once) ---
+
+_WORKER: dict = {}
+
+
+def _init_worker(vocab_path: str, names: tuple[str, ...]) -> None:
+    _WORKER["sp"] = vocab.load(vocab_path)
+    _WORKER["rankers"] = {name: extractors.get(name) for name in names}
+
+
+def _rank(item: tuple[dict, str]) -> dict | str:
+    """(ingest-shaped row, query) -> training row, or the error text."""
+    row, query = item
+    try:
+        out = rank_article(row, _WORKER["sp"], _WORKER["rankers"], CORPORA, query=query)
+    except Exception as exc:  # noqa: BLE001 - one example that breaks a ranker is a problem
+        return f"{type(exc).__name__}: {exc}"
+    out["source_id"] = row["url"]
+    return out
+
+
+def _windows(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while window := list(itertools.islice(iterator, size)):
+        yield window
+
+
+class _Ranker:
+    """Ranks windows of items in ``workers`` processes (1: here), in order, so that at most
+    :data:`WINDOW` examples are in memory between the reader and the writer."""
+
+    def __init__(self, vocab_path: str, names: tuple[str, ...], workers: int):
+        self.pool = None
+        if workers > 1:
+            context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+            self.pool = context.Pool(workers, _init_worker, (vocab_path, names))
+        else:
+            _init_worker(vocab_path, names)
+
+    def map(self, items: list) -> list:
+        if self.pool is None:
+            return [_rank(item) for item in items]
+        return self.pool.map(_rank, items, chunksize=max(1, len(items) // 16))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool.join()
+
+
+# -- the import ------------------------------------------------------------------------------
+
+def _row_bytes(row: dict) -> int:
+    return sum(len(p["text"]) + 4 * len(p["ids"]) for p in row.get("paragraphs", ())) + \
+        len(row.get("lead", "")) + 4 * len(row.get("lead_ids", ()))
+
+
+def _vocab_texts(examples: Iterable, split: str) -> Iterator[str]:
+    for ex in examples:
+        if isinstance(ex, datasets.Problem) or ex.split != split:
+            continue
+        yield ex.summary
+        if ex.title:
+            yield ex.title
+        for document in ex.documents:
+            yield from paragraphs_of(document)
+
+
+def train_vocabulary(config: ImportConfig, path: str) -> None:
+    """A vocabulary trained on the source's train split (a bounded sample, a first pass)."""
+    texts, seen = vocab.smallest_hash_sample(
+        _vocab_texts(_source(config), "train"), config.max_vocab_texts)
+    if not texts:  # a dataset without a train split: its other splits
+        texts, seen = vocab.smallest_hash_sample(
+            (t for s in SPLITS[1:] for t in _vocab_texts(_source(config), s)),
+            config.max_vocab_texts)
+    if not texts:
+        raise ValueError(f"no example with text in {', '.join(config.sources)}: nothing to "
+                         "train a vocabulary on")
+    detail(f"import: vocabulary from {len(texts):,} of {seen:,} texts")
+    vocab.train_vocab(texts, path, config.vocab_size)
+
+
+def _source(config: ImportConfig, check_sp=None) -> Iterator:
+    """The source's examples and problems, streamed (``check_sp``: the model of a token-id
+    format's ids, whose start and end ids its targets are checked against)."""
+    stream = datasets.read(config.format, list(config.sources), sp=check_sp)
+    return itertools.islice(stream, config.limit) if config.limit else stream
+
+
+def _problem_row(p) -> dict:
+    return {"input_file": p.file, "record": str(p.record), "url": "", "stage": STAGE,
+            "reason": p.reason, "error": p.detail}
+
+
+def run(config: ImportConfig) -> dict:
+    """Import ``config.sources`` into the dataset ``config.out``; returns its dataset.json."""
+    out = config.out
+    ids_only = config.format in IDS_ONLY
+    if ids_only and not (config.source_vocab or config.vocab):
+        raise ValueError(f"{config.format} holds token ids: give --source-vocab, the "
+                         "sentencepiece model they come from (hiersumm's spm9998_3.model), to "
+                         "keep them (and --vocab to tokenise their text again with another)")
+    staging = files.join(out, f".temp-{uuid.uuid4().hex[:12]}")
+    vocab_path, source_sp = _vocabulary(config, staging)
+    sp = vocab.load(vocab_path)
+    names = (GIVEN,) if ids_only else (config.extractors or tuple(
+        n for n in extractors.NAMES if n != "learned"))
+    _check_inputs(config, names)
+    total = Progress("import", unit="examples")
+    finals = {(s, i): shards.shard_path(out, s, i, config.num_shards)
+              for s in SPLITS for i in range(config.num_shards)}
+    ranked = shards.ShardSetWriter(finals, files.join(staging, "ranked"), schemas.RANKED,
+                                   _row_bytes)
+    input_finals = {(spec.name, s, i): shards.shard_path(
+        files.join(out, loader.INPUTS, spec.name), s, i, config.num_shards)
+        for spec in config.inputs for s in SPLITS for i in range(config.num_shards)}
+    inputs = shards.ShardSetWriter(input_finals, files.join(staging, "inputs"),
+                                   schemas.MODEL_INPUTS, _row_bytes)
+    problems = shards.ShardSetWriter(
+        {0: shards.shard_path(files.join(out, PROBLEMS), PROBLEMS, 0, 1)},
+        files.join(staging, "problems"), schemas.DEAD_LETTERS)
+    counts: Counter = Counter()
+    queries = Counter()
+    ranker = None if ids_only else _Ranker(vocab_path, names, config.workers)
+    title_sep = vocab.special_ids(sp).title_sep
+    next_id = 0
+    try:
+        check = vocab.load(config.source_vocab) if ids_only and config.source_vocab else None
+        for window in _windows(_source(config, check), WINDOW):
+            rows, work = [], []
+            for item in window:
+                counts["in"] += 1
+                if isinstance(item, datasets.Problem):
+                    counts[item.reason] += 1
+                    problems.write(0, _problem_row(item))
+                    continue
+                if item.split not in SPLITS:
+                    counts["unknown_split"] += 1
+                    problems.write(0, _problem_row(datasets.Problem(
+                        "", item.id, "unknown_split", f"split {item.split!r}")))
+                    continue
+                if ids_only:
+                    rows.append(given_row(item, next_id, source_sp, sp))
+                else:
+                    query, stand_in = query_of(item)
+                    queries["first_sentence" if stand_in else "title"] += 1
+                    work.append((article_row(item, next_id), query, item))
+                next_id += 1
+            if work:
+                for (_row, _, item), result in zip(work, ranker.map([(r, q) for r, q, _ in work]),
+                                                  strict=True):
+                    if isinstance(result, str):
+                        counts["rank_error"] += 1
+                        problems.write(0, _problem_row(datasets.Problem(
+                            "", item.id, "rank_error", result)))
+                    else:
+                        rows.append(result)
+            for row in rows:
+                shard = row["id"] % config.num_shards
+                ranked.write((row["split"], shard), row)
+                for spec in config.inputs:
+                    inputs.write((spec.name, row["split"], shard),
+                                 loader.model_input_row(row, spec, sp, title_sep))
+                counts["kept"] += 1
+            total.update(len(window), postfix=f"{counts['kept']:,} kept")
+    except BaseException:
+        for writer in (ranked, inputs, problems):
+            writer.abort()
+        raise
+    finally:
+        if ranker is not None:
+            ranker.close()
+        total.close()
+    rows_per_split = {s: 0 for s in SPLITS}
+    for (split, _), n in ranked.commit().items():
+        rows_per_split[split] += n
+    input_rows = {spec.name: {s: 0 for s in SPLITS} for spec in config.inputs}
+    for (name, split, _), n in inputs.commit().items():
+        input_rows[name][split] += n
+    errors = problems.commit()[0]
+    if vocab_path.startswith(staging):
+        shards.rename(vocab_path, files.join(out, "vocab.model"))
+        vocab_path = files.join(out, "vocab.model")
+    dropped = {k: v for k, v in counts.items() if k not in ("in", "kept")}
+    info = loader.dataset_record(
+        out, vocab_path=vocab_path, sp=sp, extractors=list(names), corpora=list(CORPORA),
+        num_shards=config.num_shards, rows=rows_per_split, errors=errors,
+        source=None, inputs=list(config.inputs), input_rows=input_rows,
+        stages={STAGE: accounting.stage(counts["in"], counts["kept"], dropped)},
+        imported=_imported(config, queries, ids_only, source_sp is not None))
+    info["extractors_unavailable"] = _unavailable(names, ids_only)
+    info["corpora_note"] = ("combined: every document of an example (the source does not tell "
+                            "citations from search results)")
+    shards.write_text(files.join(out, outputs.DATASET_RECORD), json.dumps(info, indent=1) + "\n")
+    card.write_card(out, info)
+    if files.exists(staging):
+        files.delete(staging)
+    return info
+
+
+def _vocabulary(config: ImportConfig, staging: str):
+    """(the vocabulary's path, the source's model where ids are tokenised again or None)."""
+    if config.format in IDS_ONLY:
+        if config.vocab:  # text decoded with the source's model, tokenised with this one
+            return config.vocab, vocab.load(config.source_vocab) if config.source_vocab else None
+        data, added = vocab.with_special_pieces(files.read_bytes(config.source_vocab))
+        path = files.join(staging, "vocab.model")
+        shards.write_bytes(path, data)
+        if added:
+            detail(f"import: {', '.join(added)} appended to {config.source_vocab}'s pieces "
+                   "(every id kept)")
+        return path, None
+    if config.vocab:
+        return config.vocab, None
+    path = files.join(staging, "vocab.model")
+    train_vocabulary(config, path)
+    return path, None
+
+
+def _check_inputs(config: ImportConfig, names: tuple[str, ...]) -> None:
+    for spec in config.inputs:
+        if spec.extractor not in names or spec.corpus not in CORPORA:
+            raise ValueError(f"model inputs {spec.name}: an imported {config.format} dataset "
+                             f"has the extractors {', '.join(names)} and the corpus "
+                             f"{', '.join(CORPORA)} (e.g. --model-inputs "
+                             f"{names[0] if config.format in IDS_ONLY else 'tfidf'}-combined-500)")
+
+
+def _imported(config: ImportConfig, queries: Counter, ids_only: bool, retokenised: bool) -> dict:
+    record = {"format": config.format, "sources": list(config.sources)}
+    if ids_only:
+        record["ids"] = "tokenised again with the vocabulary" if retokenised or config.vocab \
+            else "kept, with the source's sentencepiece model as the vocabulary"
+    else:
+        record["query"] = {
+            "title": queries["title"], QUERY_FIRST_SENTENCE: queries["first_sentence"],
+            "note": "the title-based extractors (tfidf) query an example's title; an example "
+                    "without one, its first document's first sentence"}
+    return record
+
+
+def _unavailable(names: tuple[str, ...], ids_only: bool) -> dict:
+    if not ids_only:
+        return {}
+    return {n: UNAVAILABLE_IDS_ONLY for n in extractors.NAMES if n not in names}
+
