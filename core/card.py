@@ -40,6 +40,11 @@ mining exceptions, fair use), and do not redistribute the inputs without checkin
 may."""
 
 
+IMPORTED_LICENCE = """\
+This is a conversion of the {} dataset: its licence and terms are the source dataset's, and
+the copyright of its texts stays with their owners. Check them before you redistribute it."""
+
+
 def _splits(rows: dict) -> list[str]:
     """Splits with rows, in the project's order (train, dev, test), then any other."""
     order = {"train": 0, "dev": 1, "test": 2}
@@ -101,7 +106,9 @@ def _shown_path(path: str | None, prefix: str) -> str:
 
 def card_text(info: dict, prefix: str = "", where: str = "DIR") -> str:
     """README.md for a dataset whose ``dataset.json`` is ``info``."""
+    imported = (info.get("imported") or {}).get("format")
     front = {"pretty_name": ("Headline pairs" if info.get("kind") == "pairs"
+                             else f"{imported}, imported by wikisum" if imported
                              else "WikiSum: leads of Wikipedia articles from their references"),
              "license": "other",
              "task_categories": ["summarization"],
@@ -125,12 +132,18 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
     inputs = info.get("inputs") or {}
     default = info.get("default_inputs")
     rows = info.get("rows", {})
-    parts = ["# WikiSum dataset\n",
-             "Each example is a Wikipedia article: the target is its lead section, the input "
+    imported = (info.get("imported") or {}).get("format")
+    intro = ("Each example is a Wikipedia article: the target is its lead section, the input "
              "the paragraphs of the web pages it cites (and of search results for its title), "
              "ranked by an extractor and cut to the first L subword tokens, as in Liu et al. "
              "(2018), *Generating Wikipedia by Summarizing Long Sequences*. Written by "
-             "`wikisum rank` (`wikisum build`).\n",
+             "`wikisum rank` (`wikisum build`).\n")
+    if imported:
+        intro = (f"A {imported} dataset imported by `wikisum import`: the target of each "
+                 "example is its summary (column `lead`), the input its documents' paragraphs "
+                 "ranked by an extractor and cut to the first L subword tokens, laid out as "
+                 "wikisum's WikiSum datasets are (Provenance below says what was kept).\n")
+    parts = [f"# {'Imported ' + imported if imported else 'WikiSum'} dataset\n", intro,
              "## Loading\n",
              "```python\nfrom datasets import load_dataset\n\n"
              f"data = load_dataset(\"{where}\")  # the default config"
@@ -173,15 +186,38 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
                  "`reference_urls`, `paragraphs`, `rankings` (wikisum's docs/data.md, "
                  "`RANKED`).\n")
     parts.append(_vocab_section(info, prefix))
-    parts.append("## Licence\n\n" + LICENCE + "\n")
-    parts.append("## Provenance\n\n" + "\n".join([
+    parts.append("## Licence\n\n" + (IMPORTED_LICENCE.format(imported) if imported
+                                        else LICENCE) + "\n")
+    provenance = [
         f"- format: {info.get('format')}",
         f"- extractors: {', '.join(info.get('extractors', []))}",
         f"- corpora: {', '.join(info.get('corpora', []))}",
         f"- articles an extractor failed on (left out): {info.get('errors', 0)}",
         f"- ranked from: `{_shown_path(info.get('source'), prefix)}`",
-        f"- shards per split: {info.get('num_shards')}"]) + "\n")
+        f"- shards per split: {info.get('num_shards')}"]
+    provenance += _imported_lines(info)
+    parts.append("## Provenance\n\n" + "\n".join(provenance) + "\n")
     return "\n".join(parts)
+
+
+def _imported_lines(info: dict) -> list[str]:
+    """What a card says of an imported dataset (``wikisum import``) and of its one corpus."""
+    lines = []
+    imported = info.get("imported")
+    if imported:
+        lines.append(f"- imported from the {imported.get('format')} format: "
+                     f"{', '.join(f'`{s}`' for s in imported.get('sources') or [])}")
+        query = imported.get("query") or {}
+        if query.get("frequent-words"):
+            lines.append(f"- examples without a title ({query['frequent-words']}): tf-idf's "
+                         "query is the ten most frequent content words of their documents")
+        if imported.get("ids"):
+            lines.append(f"- token ids: {imported['ids']}")
+    for name, why in (info.get("extractors_unavailable") or {}).items():
+        lines.append(f"- extractor {name} not computed: {why}")
+    if info.get("corpora_note"):
+        lines.append(f"- corpus {info['corpora_note']}")
+    return lines
 
 
 def _pairs_body(info: dict, prefix: str, where: str) -> str:

@@ -25,9 +25,8 @@ IDS_ONLY = ("hiersumm", "graphsum")
 WRITE_FORMATS = ("hiersumm", "primera", "multinews", "jsonl")
 
 # The query of the title-based extractors (tf-idf) for an example without a title (Multi-News):
-# the first sentence of its first document (measured: docs/import-and-formats.md).
-QUERY_FIRST_SENTENCE = "first-sentence"
-QUERIES = ("title", QUERY_FIRST_SENTENCE)
+# the most frequent content words of its documents (measured: experiments/titleless_query).
+QUERY_CENTROID = "frequent-words"
 
 # The ranking of a format that gives its paragraphs already ranked (hiersumm, GraphSum).
 GIVEN = "given"

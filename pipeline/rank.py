@@ -52,6 +52,9 @@ log = logging.getLogger("wikisum.rank")
 
 SPLITS = ("train", "dev", "test")
 RANK = "rank"
+# The one corpus of an ingest output whose citations and search results cannot be told apart.
+T2T_LISTS_NOTE = ("combined: every URL of tensor2tensor's lists (the authors' citations and "
+                  "search results, which the lists do not tell apart)")
 INPUTS = loader.INPUTS  # OUT/inputs/{name}/: ready model inputs
 
 
@@ -152,7 +155,8 @@ def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dic
         config.out, vocab_path=config.vocab, sp=sp, extractors=config.extractor_names(),
         corpora=list(config.corpora), learned=config.learned, num_shards=config.num_shards,
         rows=rows, errors=errors, source=config.ingest_dir, inputs=list(config.inputs),
-        input_rows=input_rows, stages=accounting.stages(counts, [RANK]))
+        input_rows=input_rows, stages=accounting.stages(counts, [RANK]),
+        **({"corpora_note": T2T_LISTS_NOTE} if tuple(config.corpora) == ("combined",) else {}))
 
 
 def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:

@@ -336,7 +336,11 @@ def dataset_info(config: ReportConfig) -> dict:
     info, vocab_path = check_dataset(config)
     return {"extractors": list(info["extractors"]), "corpora": list(info["corpora"]),
             "vocab_path": vocab_path, "expected": info["rows"].get(config.split, 0),
-            "source": info.get("source")}
+            "source": info.get("source"),
+            # an imported dataset: where from, and the extractors that could not rank it
+            "imported": info.get("imported"),
+            "extractors_unavailable": info.get("extractors_unavailable") or {},
+            "corpora_note": info.get("corpora_note")}
 
 
 def source_shards(info: dict) -> list[str]:
@@ -585,6 +589,9 @@ def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, tot
         "per_article_file": "per_article.jsonl",
         "dataset_rows": dict(info.get("rows") or {}),
         "provenance": provenance,
+        "imported": info.get("imported"),
+        "extractors_unavailable": info.get("extractors_unavailable") or {},
+        "corpora_note": info.get("corpora_note"),
     }
     by_id = {m["id"]: m for m in per_article}
     metrics["article_views"] = [

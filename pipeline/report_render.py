@@ -254,6 +254,14 @@ def provenance_table(metrics: dict) -> tuple[str, list[str], list[list[str]]]:
     if metrics.get("dataset_rows"):
         rows.append(["articles per split", ", ".join(f"{s} {n}" for s, n in
                                                      metrics["dataset_rows"].items())])
+    imported = metrics.get("imported")
+    if imported:
+        rows.append(["imported from", f"{imported.get('format')}: "
+                                      f"{', '.join(imported.get('sources') or [])}"])
+    for name, why in (metrics.get("extractors_unavailable") or {}).items():
+        rows.append([f"extractor {name}", f"not computed: {why}"])
+    if metrics.get("corpora_note"):
+        rows.append(["corpora", metrics["corpora_note"]])
     b = metrics["bootstrap"]
     rows.append(["bootstrap", f"{b['samples']} Poisson resamples, seed {b['seed']}, "
                               "the same per-article weights for every metric (paired)"])

@@ -22,10 +22,11 @@ read unchanged. Formats:
 
 Documents given as text are split into paragraphs (their lines), tokenised, and ranked by every
 extractor on the one corpus `combined`, so the extractor report runs on the result. An example
-without a title (Multi-News) is ranked by tf-idf with its first document's first sentence as
-the query. Token-id formats (hiersumm, GraphSum) keep their paragraphs in the order given (the
-extractor `given`) and their ids, with the source's sentencepiece model (--source-vocab) as the
-vocabulary; --vocab tokenises their decoded text again. Splits are kept (valid = dev).
+without a title (Multi-News) is ranked by tf-idf with its documents' ten most frequent content
+words as the query. Token-id formats (hiersumm, GraphSum) keep their paragraphs in the order
+given (the extractor `given`) and their ids, with the source's sentencepiece model
+(--source-vocab) as the vocabulary; --vocab tokenises their decoded text again. Splits are
+kept (valid = dev).
 
 Without --vocab, a vocabulary is trained on the train split first (one more pass over the
 source). Examples that cannot be converted are counted by reason and listed in
@@ -138,9 +139,9 @@ def format_summary(info: dict, out: str) -> str:
     if stage["dropped"]:
         lines.append(f"  problems listed in {out}/import_problems/")
     query = info["imported"].get("query")
-    if query and query.get("first-sentence"):
-        lines.append(f"  {query['first-sentence']:,} examples without a title: tf-idf queried "
-                     "their first document's first sentence")
+    if query and query.get(formats_config.QUERY_CENTROID):
+        lines.append(f"  {query[formats_config.QUERY_CENTROID]:,} examples without a title: "
+                     "tf-idf queried their documents' most frequent content words")
     lines.append(f"  extractors: {', '.join(info['extractors'])}; default model input "
                  f"{info['default_inputs']}")
     return "\n".join(lines)

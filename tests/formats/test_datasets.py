@@ -440,11 +440,12 @@ def test_primera_writer_round_trip(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["test.pt", "train.pt", "valid.pt"]
     assert report.written == {"train": 3, "dev": 1, "test": 2}
     entry = torch.load(tmp_path / "train.pt", weights_only=True)[0]  # as PRIMERA loads it
-    assert entry == {"text": list(outs[0].paragraphs), "tgt": outs[0].summary}
+    # PRIMERA is a multi-document model: its `text` is the source documents
+    assert entry == {"text": list(outs[0].documents), "tgt": outs[0].summary}
     examples, problems = split_read("primera", [tmp_path])
     assert problems == []
     assert sorted((e.split, e.documents, e.summary) for e in examples) == sorted(
-        (o.split, o.paragraphs, o.summary) for o in outs)
+        (o.split, o.documents, o.summary) for o in outs)
 
 
 def test_multinews_writer_round_trip(tmp_path):

@@ -11,9 +11,11 @@ import pytest
 import torch
 from dataset_files import (
     cases,
+    graphsum_record,
     hiersumm_record,
     train_hiersumm_vocab,
     write_generic,
+    write_graphsum,
     write_hiersumm,
     write_multinews_hub,
     write_primera,
@@ -66,14 +68,17 @@ def report(data: Path, tmp: Path) -> dict:
     return json.loads((tmp / "report" / "metrics.json").read_text())
 
 
-def test_hiersumm_keeps_ids_and_order_and_trains(tmp_path, hiersumm_vocab):
+@pytest.mark.parametrize("fmt", ["hiersumm", "graphsum"])
+def test_token_id_formats_keep_ids_and_order_and_train(fmt, tmp_path, hiersumm_vocab):
     import sentencepiece as spm
 
     sp = spm.SentencePieceProcessor(model_file=str(hiersumm_vocab))
-    records = {split: [hiersumm_record(c, sp) for c in cs] for split, cs in the_cases().items()}
-    write_hiersumm(tmp_path / "hs", records, shard_size=5)
+    record, write = ((hiersumm_record, write_hiersumm) if fmt == "hiersumm"
+                     else (graphsum_record, write_graphsum))
+    records = {split: [record(c, sp) for c in cs] for split, cs in the_cases().items()}
+    write(tmp_path / "hs", records, shard_size=5)
     out = tmp_path / "data"
-    info = import_("hiersumm", [tmp_path / "hs"], out, "--source-vocab", str(hiersumm_vocab))
+    info = import_(fmt, [tmp_path / "hs"], out, "--source-vocab", str(hiersumm_vocab))
     assert info["rows"] == {"train": 12, "dev": 3, "test": 3}
     assert info["extractors"] == ["given"] and info["corpora"] == ["combined"]
     assert set(info["extractors_unavailable"]) >= {"tfidf", "textrank", "cheating"}
@@ -82,6 +87,7 @@ def test_hiersumm_keeps_ids_and_order_and_trains(tmp_path, hiersumm_vocab):
     first = got[sorted(got)[0]]
     source = records["train"][int(sorted(got)[0].rsplit(":", 1)[1])]
     assert [p["ids"] for p in first["paragraphs"]] == source["src"]  # ids kept
+    assert [p["text"] for p in first["paragraphs"]] == [sp.decode(ids) for ids in source["src"]]
     assert first["rankings"][0]["order"] == list(range(len(source["src"])))  # order kept
     assert first["lead_ids"] == source["tgt"][1:-1]  # without <S> and </S>
     extended = spm.SentencePieceProcessor(model_file=str(out / "vocab.model"))
@@ -129,7 +135,7 @@ def test_raw_text_formats_rank_train_decode_and_report(fmt, tmp_path):
     assert info["stages"]["import"]["balanced"]
     assert "tfidf" in info["extractors"] and info["default_inputs"] == "tfidf-combined-500"
     titled = fmt in ("wikicatsum", "jsonl")
-    assert (info["imported"]["query"]["first-sentence"] == 0) == titled
+    assert (info["imported"]["query"]["frequent-words"] == 0) == titled
     row = rows(out, "train")[0]
     assert {r["extractor"] for r in row["rankings"]} == set(info["extractors"])
     assert len(train_and_decode(out, tmp_path)) == 3
