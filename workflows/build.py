@@ -394,13 +394,14 @@ def dry_run(args, options, ingest_dir: str, vocab_path: str, data_dir: str) -> i
     from wikisum.pipeline import ingest, rank
 
     try:
-        ingest.run(ingest_cmd.config_from_args(args, ingest_dir), options)
+        ingest_config = ingest_cmd.config_from_args(args, ingest_dir)
+        ingest.run(ingest_config, options)
         print(f"wikisum build: the vocabulary would be trained here, between the jobs -> "
               f"{vocab_path}")
         model = rank_cmd.learned_model(args, ingest_dir, data_dir, dry_run=True)
         rank.run(rank_cmd.with_model_inputs(args, rank.RankConfig(
-            ingest_dir, vocab_path, data_dir, model, args.rank_shards, args.shard_buffer)),
-            options)
+            ingest_dir, vocab_path, data_dir, model, args.rank_shards, args.shard_buffer,
+            corpora=ingest_config.corpora()), dry_run=True), options)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum build: {exc}") from exc
     return 0

@@ -107,12 +107,13 @@ def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str
     return path
 
 
-def with_model_inputs(args, config):
+def with_model_inputs(args, config, dry_run: bool = False):
     """``config`` with the ready model inputs --model-inputs names (checked against the
     extractors this run ranks with)."""
     from dataclasses import replace
 
-    corpora = ingest_corpora(config.ingest_dir) or config.corpora
+    # a dry run reads nothing: the corpora of a finished ingest output are read when it runs
+    corpora = (None if dry_run else ingest_corpora(config.ingest_dir)) or config.corpora
     inputs = rank_config.parse_inputs(args.model_inputs, config.extractor_names())
     if args.model_inputs.strip() == "all":
         inputs = tuple(spec for spec in inputs if spec.corpus in corpora)
@@ -163,7 +164,8 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     try:
         model = learned_model(args, args.ingest_dir, args.out, dry)
         config = with_model_inputs(args, rank_config.RankConfig(
-            args.ingest_dir, args.vocab, args.out, model, args.rank_shards, args.shard_buffer))
+            args.ingest_dir, args.vocab, args.out, model, args.rank_shards, args.shard_buffer),
+            dry)
         with watch(args.ingest_dir, options):
             info = rank.run(config, options)
     except (FileNotFoundError, ValueError) as exc:

@@ -41,7 +41,7 @@ def test_the_commands_that_read_a_dataset():
     with_data = {name for name, parser in commands.items()
                  for action in parser._actions
                  if "--data" in action.option_strings and action.dest == "data"}
-    assert with_data == {"report", "exemplars", "train", "decode"}
+    assert with_data == {"report", "exemplars", "train", "decode", "write-as"}
 
 
 def test_train_records_the_data_directory(built_sample, tmp_path, capsys):
