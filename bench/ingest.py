@@ -93,36 +93,6 @@ sys.exit(rc)
 # Child processes and their memory
 
 
-def _children(pid: int) -> list[int]:
-    kids = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return kids
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                kids.extend(int(x) for x in f.read().split())
-        except OSError:
-            pass
-    return kids
-
-
-def _rss_and_hwm(pid: int) -> tuple[int, int]:
-    """Resident set and its high-water mark (VmHWM), in bytes; zeros once the process is gone."""
-    rss = hwm = 0
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    rss = int(line.split()[1]) * 1024
-                elif line.startswith("VmHWM:"):
-                    hwm = int(line.split()[1]) * 1024
-    except (OSError, IndexError, ValueError):
-        pass
-    return rss, hwm
-
-
 class TreeMemory(threading.Thread):
     """Samples the summed RSS of a process and its descendants until stopped, and keeps the
     highest VmHWM seen of each (exact for a process, unlike the sum, which is sampled)."""
@@ -137,15 +107,17 @@ class TreeMemory(threading.Thread):
         self._done = threading.Event()
 
     def run(self) -> None:
+        from bench.machine import process_children, rss_and_hwm
+
         while not self._done.is_set():
             pids, todo = [], [self.pid]
             while todo:
                 pid = todo.pop()
                 pids.append(pid)
-                todo.extend(_children(pid))
+                todo.extend(process_children(pid))
             total = 0
             for pid in pids:
-                rss, hwm = _rss_and_hwm(pid)
+                rss, hwm = rss_and_hwm(pid)
                 total += rss
                 self.hwm_bytes[pid] = max(hwm, self.hwm_bytes.get(pid, 0))
             self.peak_bytes = max(self.peak_bytes, total)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo, or "" where there is none."""
@@ -41,3 +43,35 @@ def write_results(path, result: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {path}")
+
+
+def process_children(pid: int) -> list[int]:
+    """The direct children of a process, from /proc (Linux); [] once it is gone."""
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return kids
+
+
+def rss_and_hwm(pid: int) -> tuple[int, int]:
+    """Resident set and its high-water mark (VmRSS, VmHWM), in bytes; zeros once the process
+    is gone."""
+    rss = hwm = 0
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return rss, hwm

@@ -119,12 +119,19 @@ _WORKER: dict = {}
 
 
 def _init_worker(vocab_path: str, names: tuple[str, ...]) -> None:
-    _WORKER["sp"] = vocab.load(vocab_path)
-    _WORKER["rankers"] = {name: extractors.get(name) for name in names}
+    """What a ranking process needs, loaded on its first example: the pool is started before
+    the vocabulary is trained (its processes are forked from a small parent, not from one
+    holding the vocabulary's sample), so the vocabulary may not exist yet."""
+    _WORKER.clear()
+    _WORKER["setup"] = (vocab_path, names)
 
 
 def _rank(item: tuple[dict, str]) -> dict | str:
     """(ingest-shaped row, query) -> training row, or the error text."""
+    if "sp" not in _WORKER:
+        vocab_path, names = _WORKER["setup"]
+        _WORKER["sp"] = vocab.load(vocab_path)
+        _WORKER["rankers"] = {name: extractors.get(name) for name in names}
     row, query = item
     try:
         out = rank_article(row, _WORKER["sp"], _WORKER["rankers"], CORPORA, query=query)
@@ -277,13 +284,20 @@ def run(config: ImportConfig) -> dict:
 
 def _run(config: ImportConfig, names: tuple[str, ...], staging: str) -> dict:
     ids_only = config.format in IDS_ONLY
-    vocab_path, source_sp = _vocabulary(config, staging)
+    # The ranking processes start first, from a parent that holds no vocabulary sample yet.
+    ranker = None if ids_only else _Ranker(_vocabulary_path(config, staging), names,
+                                           config.workers)
+    try:
+        vocab_path, source_sp = _vocabulary(config, staging)
+    except BaseException:
+        if ranker is not None:
+            ranker.close()
+        raise
     sp = vocab.load(vocab_path)
     title_sep = vocab.special_ids(sp).title_sep
     output = _Output(config, staging)
     counts: Counter = Counter()
     queries: Counter = Counter()
-    ranker = None if ids_only else _Ranker(vocab_path, names, config.workers)
     check = vocab.load(config.source_vocab) if ids_only and config.source_vocab else None
     bar = Progress("import", unit="examples")
     next_id = 0
@@ -353,6 +367,11 @@ def _forget_earlier(out: str) -> None:
                     + [files.join(out, loader.INPUTS, "*", "*-*-of-*.parquet"),
                        files.join(out, PROBLEMS, f"{PROBLEMS}-*.parquet")]):
         shards.delete(pattern)
+
+
+def _vocabulary_path(config: ImportConfig, staging: str) -> str:
+    """Where :func:`_vocabulary` leaves the vocabulary of a text format."""
+    return config.vocab or files.join(staging, "vocab.model")
 
 
 def _vocabulary(config: ImportConfig, staging: str):

@@ -189,3 +189,16 @@ def test_write_as_then_import_gives_the_same_examples(fmt, built_sample, tmp_pat
         if fmt == "jsonl":
             assert sorted(r["title"] for r in again[split]) == \
                 sorted(r["title"] for r in original[split])
+
+
+def test_ranking_processes_give_the_rows_one_process_gives(tmp_path):
+    src = tmp_path / "src"
+    write_generic(src, the_cases(("train", "dev", "test")))
+    one = import_("jsonl", [src], tmp_path / "one")
+    two_dir = tmp_path / "two"
+    assert cli.main(["-q", "import", "jsonl", str(src), "--out", str(two_dir), "--vocab-size",
+                     "300", "--shards", "1", "--workers", "2"]) == 0
+    two = json.loads((two_dir / "dataset.json").read_text())
+    assert two["rows"] == one["rows"]
+    for split in ("train", "dev", "test"):
+        assert rows(two_dir, split) == rows(tmp_path / "one", split)
