@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wikisum.core.inputs import DEFAULT_INPUT, InputSpec
-from wikisum.core.vocab_config import DEFAULT_MAX_TEXTS, DEFAULT_SIZE
+from wikisum.core.vocab_config import DEFAULT_SIZE
 
 # The formats `wikisum import` reads, and what each holds.
 IMPORT_FORMATS = {
@@ -32,6 +32,10 @@ QUERY_CENTROID = "frequent-words"
 GIVEN = "given"
 
 DEFAULT_SHARDS = 4
+# Texts sampled to train an import's vocabulary. sentencepiece's trainer holds several times its
+# input: on Multi-News paragraphs (about 1 KB each) 300,000 texts (the build's default) peaked at
+# 1.9 GB in the importing process, 100,000 at 685 MB (bench/import_formats.py, docs/benchmarks.md).
+IMPORT_VOCAB_TEXTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class ImportConfig:
     vocab: str | None = None  # tokenise with this model; None: train one (or keep the ids)
     source_vocab: str | None = None  # the model of a token-id format's ids (hiersumm's spm)
     vocab_size: int = DEFAULT_SIZE
-    max_vocab_texts: int = DEFAULT_MAX_TEXTS
+    max_vocab_texts: int = IMPORT_VOCAB_TEXTS
     extractors: tuple[str, ...] = ()  # () : every registered one but learned
     inputs: tuple[InputSpec, ...] = (DEFAULT_INPUT,)
     num_shards: int = DEFAULT_SHARDS

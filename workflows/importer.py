@@ -8,7 +8,7 @@ import os
 
 from wikisum.core import progress
 from wikisum.core.inputs import DEFAULT_INPUT
-from wikisum.core.vocab_config import DEFAULT_MAX_TEXTS, DEFAULT_SIZE
+from wikisum.core.vocab_config import DEFAULT_SIZE
 from wikisum.formats import config as formats_config
 from wikisum.workflows import checks
 
@@ -60,8 +60,10 @@ def add_parser(subparsers) -> None:
                         "(spm9998_3.model)")
     p.add_argument("--vocab-size", type=checks.count(16), default=DEFAULT_SIZE, metavar="N",
                    help="pieces of a trained vocabulary, an upper bound (default: %(default)s)")
-    p.add_argument("--vocab-texts", type=checks.count(1), default=DEFAULT_MAX_TEXTS,
-                   metavar="N", help="texts sampled to train it (default: %(default)s)")
+    p.add_argument("--vocab-texts", type=checks.count(1),
+                   default=formats_config.IMPORT_VOCAB_TEXTS, metavar="N",
+                   help="texts sampled to train it; sentencepiece holds several times their "
+                        "size (default: %(default)s)")
     p.add_argument("--extractors", metavar="NAME[,...]",
                    help="rank with these (default: every one but learned)")
     p.add_argument("--model-inputs", metavar="EXTRACTOR-combined-L[,...]",
