@@ -552,6 +552,17 @@ def _ids_example(record, split: str, id_: str, bos: int | None, eos: int | None,
                          extra or None)
 
 
+def _drained(records: list) -> Iterator[Record]:
+    """(index, record) of a loaded file's list, each record let go as it is taken, so that the
+    file's memory is handed back while it is converted and no two files are ever held at once
+    (a 100 MiB hiersumm shard is about 900 MiB of Python lists)."""
+    records.reverse()
+    index = 0
+    while records:
+        yield index, records.pop()
+        index += 1
+
+
 def read_hiersumm(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
     """hiersumm's ``WIKI.{train,valid,test}.N.pt`` shards, one file at a time. With ``sp``
     (its ``spm9998_3.model``) each ``tgt`` is checked to run ``<S> ... </S>``; without, its two
@@ -560,8 +571,8 @@ def read_hiersumm(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Pro
     for path in expand(paths, lambda p: re.search(r"\.(train|valid|test)(\.\d+)?\.pt$",
                                                   _name(p)) is not None):
         split = _require_split(path)
-        records = torchfiles.load_records(path)
-        yield from _convert(enumerate(records), path, lambda i, r, path=path, split=split:
+        yield from _convert(_drained(torchfiles.load_records(path)), path,
+                            lambda i, r, path=path, split=split:
                             _ids_example(r, split, f"{_name(path)}:{i}", bos, eos))
 
 
@@ -590,8 +601,8 @@ def read_primera(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Prob
     """PRIMERA's ``train.pt``, ``valid.pt`` (``val.pt``), ``test.pt``: a whole split a file."""
     for path in expand(paths, lambda p: _suffix_in(p, ".pt")):
         split = _require_split(path)
-        records = torchfiles.load_records(path)
-        yield from _convert(enumerate(records), path, lambda i, r, path=path, split=split:
+        yield from _convert(_drained(torchfiles.load_records(path)), path,
+                            lambda i, r, path=path, split=split:
                             _primera_example(r, split, f"{_name(path)}:{i}"))
 
 
