@@ -31,7 +31,7 @@ from dataset_files import (
 )
 
 from wikisum.formats import datasets as ds
-from wikisum.formats import torchfiles
+from wikisum.formats import sources, torchfiles
 
 
 @pytest.fixture(scope="session")
@@ -154,7 +154,7 @@ def test_a_file_without_a_split_in_its_name_is_refused(tmp_path):
 
 
 def test_graphsum_arrays_read_element_by_element(tmp_path, sp, monkeypatch):
-    monkeypatch.setattr(ds, "_CHUNK_CHARS", 7)  # elements straddle many buffer refills
+    monkeypatch.setattr(sources, "_CHUNK_CHARS", 7)  # elements straddle many buffer refills
     splits = {"train": cases("train", 3, 8), "valid": cases("valid", 1, 9),
               "test": cases("test", 1, 10)}
     write_graphsum(tmp_path, {s: [graphsum_record(c, sp) for c in items]
