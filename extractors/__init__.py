@@ -12,7 +12,7 @@ indices, best first, ties in original order. ``REGISTRY`` maps each name to its 
 importing numpy, scikit-learn or networkx)::
 
     extractors.get("tfidf").rank("Bodmin", paragraphs)
-    extractors.get("learned", path="gs://bucket/learned.pkl").rank(title, paragraphs, sources=s)
+    extractors.get("learned", path="gs://bucket/learned.json").rank(title, paragraphs, sources=s)
 
 ``NAMES`` is the registry's names, in its order, read from ``REGISTRY`` at each look-up.
 """

@@ -174,6 +174,30 @@ def done_ids(out: Path, record: dict, overwrite: bool) -> list[int]:
     return ids
 
 
+def check_dataset_vocab(bundle, dataset) -> None:
+    """The dataset's token ids are the model's: its vocabulary file (where dataset.json names
+    one that is found) is the one the model recorded, by SHA-256.
+
+    Raises:
+        VocabularyMismatch: another vocabulary; decoding its ids would give other words.
+    """
+    from wikisum.training import vocabid
+    from wikisum.training.loop import find_vocab
+
+    if not bundle.vocab_sha256:
+        return
+    try:
+        source = find_vocab(dataset)
+    except FileNotFoundError:
+        return
+    found = vocabid.sha256(source)
+    if found != bundle.vocab_sha256:
+        raise vocabid.VocabularyMismatch(
+            f"the vocabulary of {dataset.dir} ({source}, SHA-256 {found}) is not the model's "
+            f"({bundle.path}: SHA-256 {bundle.vocab_sha256}): its token ids would be read as "
+            "other pieces; decode a dataset tokenised with the model's vocabulary")
+
+
 def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: float = 0.6,
            max_len: int | None = None, min_len: int = 0, data: str | None = None,
            batch_size: int = 8, limit: int | None = None, wfe: bool = False,
@@ -227,6 +251,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         dataset.split_files(split)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"--split {split}: {exc}") from exc
+    check_dataset_vocab(bundle, dataset)
     eos_id = int(dataset.special_ids["eos"])
     search = search or default_search(options, eos_id=eos_id)
     target = Path(out)

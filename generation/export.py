@@ -13,11 +13,18 @@ An export directory holds::
                          corpus, L) and the default decoding settings; "format": "wikisum-export"
     tokenizer.model      the sentencepiece model of the data
     data_stats.json      the training targets' lengths (where the run has them)
-    extractor.pkl        the learned extractor, for a model trained on its rankings
+    extractor.json       the learned extractor, for a model trained on its rankings (JSON:
+                         :mod:`wikisum.extractors.learned`)
     README.md            what the model is, and how to use it
 
 No optimizer, schedule, RNG or data position: an export is for using a model, a run for
 training it further. The weights are float32 (bf16 only where the model holds bf16).
+
+An export is the artifact meant to be shared, so nothing in it is code: no file is unpickled,
+and an export holding a pickle (``extractor.pkl``, as exports made before the learned extractor
+was JSON did) is refused unread, with a message to export the run again. ``config.json``
+records the tokenizer's SHA-256, and an export whose ``tokenizer.model`` is another file is
+refused (its ids would decode to other words).
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ EXPORT_VERSION = 1
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 TOKENIZER = "tokenizer.model"
-LEARNED = "extractor.pkl"
+LEARNED = "extractor.json"
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")  # refused in an export: loading one runs code
+TOKENIZER_HASH = "tokenizer_sha256"  # config.json: the SHA-256 of tokenizer.model
 
 
 @dataclass
@@ -56,6 +65,7 @@ class Bundle:
     data: str | None = None  # the dataset a run was trained on (None for an export)
     learned_extractor: str | None = None  # the learned extractor's file, where there is one
     stats: dict | None = field(default=None, repr=False)  # data_stats.json
+    vocab_sha256: str | None = None  # the tokenizer file's, checked on load (None: unrecorded)
 
     @property
     def eos_id(self) -> int:
@@ -101,7 +111,7 @@ def load_run(run: str | Path, device: str = "cpu", factory=None, warn: bool = Tr
     return Bundle(loaded.model, loaded.name, loaded.config, loaded.tokenizer, special,
                   info.get("dataset_kind", "ranked"), tc.extractor, tc.corpus,
                   tc.max_input_tokens, default_decoding(stats, loaded.run, warn), loaded.step,
-                  loaded.run, "run", tc.data, None, stats)
+                  loaded.run, "run", tc.data, None, stats, loaded.vocab_sha256)
 
 
 def _special_ids(tokenizer) -> dict[str, int]:
@@ -116,7 +126,7 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
 
     from wikisum import models
     from wikisum.core import vocab
-    from wikisum.training import datastats
+    from wikisum.training import datastats, vocabid
 
     folder = Path(path)
     info_path = folder / CONFIG
@@ -132,10 +142,14 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
     if int(info.get("format_version", 0)) > EXPORT_VERSION:
         raise ValueError(f"{folder} was exported by a newer wikisum (format version "
                          f"{info['format_version']}; this one reads {EXPORT_VERSION})")
+    refuse_pickles(folder)
     for name in (WEIGHTS, TOKENIZER):
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name} not found: the export is incomplete; "
                                     "export the run again")
+    tokenizer_hash = vocabid.check(
+        folder / TOKENIZER, info.get(TOKENIZER_HASH), str(info_path),
+        "Put the export's own tokenizer.model back, or export the run again (`wikisum export`).")
     model = (factory or models).from_config(info["model"], info["model_config"])
     missing, unexpected = load_model(model, str(folder / WEIGHTS), strict=False,
                                      device=str(device))
@@ -150,7 +164,27 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
                   info["special_ids"], info.get("dataset_kind", "ranked"), inputs["extractor"],
                   inputs["corpus"], int(inputs["max_input_tokens"]), dict(info["decoding"]),
                   int(info.get("step", 0)), folder, "export", None,
-                  str(learned) if learned.is_file() else None, datastats.read(folder))
+                  str(learned) if learned.is_file() else None, datastats.read(folder),
+                  tokenizer_hash)
+
+
+def refuse_pickles(folder: Path) -> None:
+    """An export holds no pickle: loading one runs whatever code it names.
+
+    Raises:
+        ValueError: the export holds one (it is not read); the message says what to do.
+    """
+    found = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if not found:
+        return
+    if "extractor.pkl" in found:
+        remedy = ("extractor.pkl is the pickled learned extractor of an export made by an "
+                  "older wikisum: export the run again (`wikisum export --run RUN --out "
+                  f"{folder}`), which writes it as {LEARNED}")
+    else:
+        remedy = "an export never holds one: remove it, or export the run again"
+    raise ValueError(f"{folder} holds {', '.join(found)}, a pickle, which can run code when "
+                     f"loaded: the export is refused and nothing in it was loaded; {remedy}")
 
 
 def load(path: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
@@ -169,7 +203,8 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
     from safetensors.torch import save_model
 
     from wikisum.core import ownership
-    from wikisum.training import datastats
+    from wikisum.extractors import learned as learned_extractor
+    from wikisum.training import datastats, vocabid
     from wikisum.training.checkpoint import write_text_atomically
 
     bundle = load_run(run, "cpu", factory)
@@ -181,28 +216,35 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
                               "empty --out")
     learned = None
     if bundle.extractor == "learned":
-        learned = _learned_path(bundle.extractor, bundle.data)
-        if not learned:
+        path = _learned_path(bundle.extractor, bundle.data)
+        if not path:
             raise FileNotFoundError(f"{run} was trained on the learned extractor's rankings, "
                                     "and its dataset names no learned model file to export "
                                     "with it")
+        learned = learned_extractor.load(path)  # checked JSON; a pickle is refused unread
     target.mkdir(parents=True, exist_ok=True)
     tmp = target / f".{WEIGHTS}.tmp"
     save_model(bundle.model, str(tmp), metadata={"format": EXPORT_FORMAT,
                                                  "model": bundle.name, "step": str(bundle.step)})
     tmp.replace(target / WEIGHTS)
-    shutil.copyfile(bundle.path / "vocab.model", target / TOKENIZER)
+    tokenizer_tmp = target / f".{TOKENIZER}.tmp"
+    shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
+    tokenizer_hash = vocabid.sha256(tokenizer_tmp)
+    if bundle.vocab_sha256 and tokenizer_hash != bundle.vocab_sha256:  # replaced since loading
+        tokenizer_tmp.unlink()
+        raise vocabid.VocabularyMismatch(f"{bundle.path / 'vocab.model'} changed while "
+                                         "exporting: export again")
+    tokenizer_tmp.replace(target / TOKENIZER)
     if bundle.stats is not None:
         write_text_atomically(target / datastats.STATS_FILE,
                               json.dumps(bundle.stats, indent=1) + "\n")
-    if learned:
-        from wikisum.core import files
-
-        with files.open_read(learned) as f:
-            (target / LEARNED).write_bytes(f.read())
+    if learned is not None:
+        learned.save(str(target / LEARNED))
+    (target / "extractor.pkl").unlink(missing_ok=True)  # an earlier export's, refused on load
     info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
             "model_config": asdict(bundle.config), "special_ids": bundle.special_ids,
-            "vocab_size": bundle.tokenizer.get_piece_size(), "dataset_kind": bundle.dataset_kind,
+            "vocab_size": bundle.tokenizer.get_piece_size(), TOKENIZER_HASH: tokenizer_hash,
+            "dataset_kind": bundle.dataset_kind,
             "input": {"extractor": bundle.extractor, "corpus": bundle.corpus,
                       "max_input_tokens": bundle.max_input_tokens},
             "decoding": bundle.decoding, "step": bundle.step,
@@ -233,6 +275,8 @@ def model_card(info: dict, bundle: Bundle) -> str:
                  f"`{inputs['corpus']}` corpus in training), cut to L = "
                  f"{inputs['max_input_tokens']} wordpieces")
     d = info["decoding"]
+    learned_row = ("| `extractor.json` | the learned extractor that ranks the paragraphs |\n"
+                   if inputs["extractor"] == "learned" else "")
     return f"""# {info['model']} (wikisum export)
 
 A `{info['model']}` model trained with wikisum for {info['step']} steps, exported from
@@ -243,7 +287,7 @@ A `{info['model']}` model trained with wikisum for {info['step']} steps, exporte
 | `model.safetensors` | the weights |
 | `config.json` | model config, special ids, input settings, default decoding |
 | `tokenizer.model` | the sentencepiece model ({info['vocab_size']} pieces) |
-
+{learned_row}
 Default decoding: beam search, beam {d['beam']}, length penalty alpha {d['alpha']}, at most
 {d['max_len']} tokens.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wikisum.core.records import Article
-from wikisum.pipeline.dumps import RawPage
+from wikisum.pipeline.dumps import BAD_ID, MAX_PAGE_ID, RawPage
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.wikitext import parse_article
 
@@ -11,11 +11,16 @@ from wikisum.pipeline.wikitext import parse_article
 def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Article | str:
     """The article of a dump page, or why it is dropped.
 
-    Returns one of the drop reasons ``non_article_namespace``, ``redirect``, ``too_large`` (its
-    text was over the reader's limit), ``disambiguation``, ``empty_lead`` instead of an article.
-    Pages without references are only known after the join with the search results, so that
-    check is the join's.
+    Returns one of the drop reasons ``bad_id`` or ``bad_ns`` (the reader found the value
+    garbled, missing or out of range: such a page fails closed), ``non_article_namespace``,
+    ``redirect``, ``too_large`` (its text was over the reader's limit), ``disambiguation``,
+    ``empty_lead`` instead of an article. Pages without references are only known after the
+    join with the search results, so that check is the join's.
     """
+    if page.problem:
+        return page.problem
+    if not 0 <= page.page_id <= MAX_PAGE_ID:  # the id column is int64
+        return BAD_ID
     if page.ns != 0:
         return "non_article_namespace"
     if page.redirect is not None:

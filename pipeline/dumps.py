@@ -6,102 +6,311 @@ up to ``max_text_bytes`` (a longer page comes with ``too_large`` and no text), s
 cannot take the memory either. Expat takes the encoding from the byte-order mark or the XML
 declaration, so UTF-16 dumps read as UTF-8 ones do. Decompression (bz2, gzip) is the caller's:
 Beam's ``FileSystems.open`` does it from the file extension.
+
+Hostile markup is bounded as well, each a :class:`DumpError` that stops the file (the pages
+before it are yielded):
+
+- expat hands over a tag (its attributes), a comment or a processing instruction only whole, so
+  it is fed :data:`FEED_BYTES` at a time and one that grows past :data:`MAX_MARKUP_BYTES`
+  unparsed (``markup_too_large``) stops the file before it is held;
+- elements nested deeper than :data:`MAX_DEPTH` (``too_deep``); the reader's state is a few
+  depths, so each event costs the same at any depth;
+- a DOCTYPE (``doctype``): dumps have none, and its entity declarations are the way to make a
+  small file expand.
+
+Only MediaWiki's elements count: those of an export namespace
+(``http://www.mediawiki.org/xml/export-0.10/``, any version) or of none. An element of another
+namespace is skipped with everything inside it, so it can neither start a page nor give one its
+text.
+
+A page's ``<ns>`` exists from export-0.6 on. In a page without one, the namespace is the one
+whose name (from ``<siteinfo><namespaces>``) is the title's prefix before a colon, else 0; a
+dump without that list has namespace 0 only when its root says an export version below 0.6
+(its ``version`` attribute or its namespace URI). Anywhere else a missing ``<ns>`` is garbled.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 from xml.parsers import expat
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 20  # read from the stream at a time
+FEED_BYTES = 64 << 10  # handed to expat at a time, and the markup limit checked
+MAX_MARKUP_BYTES = 1 << 20  # one tag, comment or PI; a dump's longest is a <redirect> (~300 B)
 DEFAULT_MAX_TEXT_BYTES = 8 * 1024 * 1024  # Wikipedia's largest articles are about 1.5 MB
-FIELD_CHARS = 4096  # title, ns, id: longer values are cut (they are never that long)
+FIELD_CHARS = 4096  # title, ns, id, namespace name: longer values are cut (never that long)
+# A page's text comes in pieces (expat's 8 KB buffer, the feed's slices, or elements inside
+# <text>), each an object of its own: a text in more than one piece per this many bytes of the
+# limit (and at least 64) is cut up to take memory, and the page is too_large. Real pages
+# come in about one piece per 8 KB.
+BYTES_PER_PIECE = 256
+MAX_DEPTH = 1000  # real dumps nest 5 deep (mediawiki/page/revision/contributor/username)
+MAX_PAGE_ID = 2**63 - 1  # the ids are int64 in every table written
+MEDIAWIKI_NAMESPACE = "http://www.mediawiki.org/xml/export-"  # then the version: 0.10/, 0.11/
+FIRST_NS_VERSION = (0, 6)  # the export version that adds <ns> to every page
+MAX_NAMESPACES = 1000  # names kept from <siteinfo>; a wiki has a few dozen
+_SEPARATOR = "\x01"  # expat's separator of namespace and local name: never in either
+_ID = re.compile(r"[0-9]+")  # ASCII digits only: int() also takes "1_0", " +1", "١"
+_NS = re.compile(r"-?[0-9]+")
+_VERSION = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})")
+
+# Why a page's id or namespace is unusable (the page is dropped with it as its reason).
+BAD_ID = "bad_id"
+BAD_NS = "bad_ns"
 
 
 @dataclass(frozen=True)
 class RawPage:
     """One ``<page>`` of a dump, before any wikitext parsing."""
 
-    page_id: int
+    page_id: int  # -1 when the <id> is unusable (``problem`` says so)
     title: str
-    ns: int
+    ns: int  # -1 when the <ns> is unusable; without one (before export-0.6), from the title
     redirect: str | None  # the <redirect title=...> element's target, if any
     text: str
     position: int  # 0-based index of the page in its file
     too_large: bool = False  # the text was over the limit: not kept
+    problem: str = ""  # BAD_ID or BAD_NS: the page is never an article
+    detail: str = ""  # what is wrong with the value, which is cut to 100 characters
 
 
 class DumpError(ValueError):
-    """The dump stopped being well-formed XML; ``pages_read`` pages came before the error."""
+    """The dump stopped being readable; ``pages_read`` pages came before the error, ``reason``
+    says why (``corrupt_file``, or the limit crossed: ``too_deep``, ``markup_too_large``,
+    ``doctype``)."""
 
-    def __init__(self, message: str, pages_read: int):
+    def __init__(self, message: str, pages_read: int, reason: str = "corrupt_file"):
         super().__init__(message)
         self.pages_read = pages_read
+        self.reason = reason
 
 
-def _local(tag: str) -> str:
-    # A prefixed tag (mw:page) or a namespaced one ({uri}page): compare local names only, since
-    # export schema versions differ between dumps.
-    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1]
+class _Refused(Exception):
+    """Raised from an expat callback to stop the parse at a limit."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _mediawiki(name: str) -> str | None:
+    """The local name of a MediaWiki element (export namespace or none), else None."""
+    uri, sep, local = name.rpartition(_SEPARATOR)
+    if not sep or uri.startswith(MEDIAWIKI_NAMESPACE):
+        return local
+    return None
 
 
 class _PageCollector:
-    """Expat callbacks that build one page at a time, its text bounded."""
+    """Expat callbacks that build one page at a time, its text bounded.
+
+    The state is depths, not the element path, so that every event costs O(1): ``depth`` of the
+    current element, and the depth of the open ``<page>``, of its ``<revision>``, of the field
+    whose characters are being kept, of a foreign element being skipped, and of the open
+    ``<siteinfo>`` and its ``<namespaces>`` (0: none).
+    """
 
     def __init__(self, max_text_bytes: int):
         self.max_text_bytes = max_text_bytes
+        self.max_pieces = max(64, max_text_bytes // BYTES_PER_PIECE)
         self.pages: list[RawPage] = []
-        self.path: list[str] = []
         self.position = 0
+        self.depth = 0
+        self.page = self.revision = self.skip = 0
+        self.field: str | None = None
+        self.field_depth = 0
+        self.siteinfo = self.namespaces = 0
+        # The root's export versions (attribute, namespace URI); None for an unreadable one.
+        self.versions: list[tuple[int, int] | None] = []
+        # <siteinfo> namespace name -> its key (None: garbled or given two keys), when listed.
+        self.namespace_keys: dict[str, int | None] | None = None
+        self.too_many_namespaces = False
+        self.namespace_key: str | None = None
         self._reset()
 
     def _reset(self) -> None:
+        # title, ns, id (outside a page: a <siteinfo> namespace name) -> parts of its first element
         self.fields: dict[str, list[str]] = {}
+        self.field_chars: dict[str, int] = {}
+        self.field_count: dict[str, int] = {}  # elements of each: a second id or ns is garbled
+        self.cut: set[str] = set()  # fields longer than FIELD_CHARS
         self.redirect: str | None = None
         self.text: list[str] = []
         self.text_bytes = 0
         self.too_large = False
 
     def start(self, name: str, attrs: dict) -> None:
-        name = _local(name)
-        self.path.append(name)
-        if name == "page":
-            self._reset()
-        elif name == "redirect" and "page" in self.path:
-            self.redirect = attrs.get("title") or ""
-        elif name == "text" and "revision" in self.path:
+        self.depth += 1
+        depth = self.depth
+        if depth > MAX_DEPTH:
+            raise _Refused(f"elements nested deeper than {MAX_DEPTH}", "too_deep")
+        if self.skip:
+            return
+        local = _mediawiki(name)
+        if local is None:
+            self.skip = depth  # a foreign element: skipped with all it holds
+            return
+        if not self.page:
+            if local == "page":
+                self.page = depth
+                self._reset()
+            elif depth == 1:
+                self._root(name, attrs)
+            elif depth == 2 and local == "siteinfo":
+                self.siteinfo = depth
+            elif self.siteinfo and depth == self.siteinfo + 1 and local == "namespaces":
+                self.namespaces = depth
+                if self.namespace_keys is None:
+                    self.namespace_keys = {}
+            elif self.namespaces and depth == self.namespaces + 1 and local == "namespace":
+                self.field, self.field_depth = "namespace", depth
+                self.fields["namespace"], self.field_chars["namespace"] = [], 0
+                self.cut.discard("namespace")
+                self.namespace_key = attrs.get("key")
+            return
+        if depth == self.page + 1:
+            if local in ("title", "ns", "id"):
+                count = self.field_count[local] = self.field_count.get(local, 0) + 1
+                if count == 1:
+                    self.field, self.field_depth = local, depth
+                    self.fields[local], self.field_chars[local] = [], 0
+            elif local == "redirect":
+                self.redirect = attrs.get("title") or ""
+            elif local == "revision":
+                self.revision = depth
+        elif self.revision and depth == self.revision + 1 and local == "text":
             # pages-articles holds one revision; with several (a history dump), keep the last.
+            self.field, self.field_depth = "text", depth
             self.text, self.text_bytes, self.too_large = [], 0, False
 
     def end(self, name: str) -> None:
-        name = _local(name)
-        self.path.pop()
-        if name == "page":
-            f = {k: "".join(v) for k, v in self.fields.items()}
-            self.pages.append(RawPage(_int(f.get("id")), f.get("title", ""), _int(f.get("ns")),
-                                      self.redirect, "".join(self.text), self.position,
-                                      self.too_large))
+        depth = self.depth
+        self.depth -= 1
+        if self.skip:
+            if depth == self.skip:
+                self.skip = 0
+            return
+        if depth == self.field_depth:
+            if self.field == "namespace":
+                self._add_namespace()
+            self.field, self.field_depth = None, 0
+        elif depth == self.namespaces:
+            self.namespaces = 0
+        elif depth == self.siteinfo:
+            self.siteinfo = 0
+        elif depth == self.revision:
+            self.revision = 0
+        elif depth == self.page:
+            self.page = 0
+            self.pages.append(self._finish())
             self.position += 1
             self._reset()
 
     def chars(self, data: str) -> None:
-        if len(self.path) < 2 or "page" not in self.path:
+        field = self.field
+        if field is None or self.depth != self.field_depth:
             return
-        name, parent = self.path[-1], self.path[-2]
-        if name == "text" and parent == "revision":
+        if field == "text":
             if self.too_large:
                 return
             self.text_bytes += len(data.encode("utf-8"))
-            if self.text_bytes > self.max_text_bytes:
+            if self.text_bytes > self.max_text_bytes or len(self.text) >= self.max_pieces:
                 self.too_large, self.text = True, []
             else:
                 self.text.append(data)
-        elif parent == "page" and name in ("title", "ns", "id"):
-            kept = self.fields.setdefault(name, [])
-            if sum(map(len, kept)) < FIELD_CHARS:
-                kept.append(data)
+            return
+        room = FIELD_CHARS - self.field_chars[field]
+        if len(data) > room:
+            self.cut.add(field)
+            data = data[:room]
+        if data:
+            self.fields[field].append(data)
+            self.field_chars[field] += len(data)
+
+    def _root(self, name: str, attrs: dict) -> None:
+        """Note the export versions the root element states."""
+        uri, sep, _ = name.rpartition(_SEPARATOR)
+        stated = [attrs["version"]] if "version" in attrs else []
+        if sep and uri.startswith(MEDIAWIKI_NAMESPACE):
+            stated.append(uri[len(MEDIAWIKI_NAMESPACE):].rstrip("/"))
+        for text in stated:
+            match = _VERSION.fullmatch(text.strip())
+            self.versions.append((int(match[1]), int(match[2])) if match else None)
+
+    def _add_namespace(self) -> None:
+        """Record a ``<siteinfo>`` namespace's name and key (the main namespace has no name)."""
+        keys = self.namespace_keys
+        name = "".join(self.fields.pop("namespace", [])).strip()
+        if keys is None or not name or "namespace" in self.cut:
+            return  # a name over FIELD_CHARS cannot prefix a title, which is cut there too
+        key = self.namespace_key.strip() if self.namespace_key is not None else ""
+        number = int(key) if _NS.fullmatch(key) else None
+        if name in keys:
+            if keys[name] != number:
+                keys[name] = None  # two keys for one name: neither is trusted
+        elif len(keys) < MAX_NAMESPACES:
+            keys[name] = number
+        else:
+            self.too_many_namespaces = True
+
+    def _namespace_from_title(self, title: str) -> tuple[int, str | None]:
+        """The namespace of a page without ``<ns>``, or -1 and why there is none."""
+        if self.versions and not all(v is not None and v < FIRST_NS_VERSION
+                                     for v in self.versions):
+            return -1, "missing (the export version has one in every page)"
+        keys = self.namespace_keys
+        if keys is None:
+            if self.versions:  # all below 0.6, without a namespace list
+                return 0, None
+            return -1, "missing (and neither an export version nor a namespace list)"
+        if self.too_many_namespaces:
+            return -1, f"missing (and over {MAX_NAMESPACES} namespaces listed)"
+        prefix, colon, _ = title.partition(":")  # a namespace's name holds no colon
+        if not colon or prefix not in keys:
+            return 0, None
+        number = keys[prefix]
+        if number is None:
+            return -1, f"missing (and the listed key of namespace {prefix[:100]!r} is garbled)"
+        return number, None
+
+    def _finish(self) -> RawPage:
+        values = {k: "".join(v) for k, v in self.fields.items()}
+        page_id, id_problem = _checked(values.get("id"), self.field_count.get("id", 0),
+                                       "id" in self.cut, _ID, MAX_PAGE_ID)
+        if "ns" in self.field_count:
+            ns, ns_problem = _checked(values.get("ns"), self.field_count["ns"],
+                                      "ns" in self.cut, _NS, None)
+        else:
+            ns, ns_problem = self._namespace_from_title(values.get("title", ""))
+        problem, detail = ((BAD_ID, f"<id> {id_problem}") if id_problem is not None
+                           else (BAD_NS, f"<ns> {ns_problem}") if ns_problem is not None
+                           else ("", ""))
+        return RawPage(page_id, values.get("title", ""), ns, self.redirect, "".join(self.text),
+                       self.position, self.too_large, problem, detail)
+
+
+def _checked(value: str | None, elements: int, cut: bool, pattern: re.Pattern,
+             most: int | None) -> tuple[int, str | None]:
+    """An integer field's value, or -1 and what is wrong with it: missing, given twice, cut,
+    not a plain decimal integer, or over ``most``."""
+    if value is None:
+        return -1, "missing"
+    if elements > 1:
+        return -1, f"given {elements} times"
+    text = value.strip()
+    if cut or not pattern.fullmatch(text):
+        return -1, repr(text[:100])
+    number = int(text)
+    if most is not None and number > most:
+        return -1, f"{text[:100]} is over {most}"
+    return number, None
+
+
+def _no_doctype(*_) -> None:
+    raise _Refused("a DOCTYPE declaration (dumps have none)", "doctype")
 
 
 def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
@@ -114,23 +323,50 @@ def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
             ``too_large`` set and no text; memory is bounded by this, not by the page.
 
     Raises:
-        DumpError: at the first point where the XML is malformed or the file ends early; pages
-            before it have been yielded.
+        DumpError: at the first point where the XML is malformed, the file ends early or a
+            limit is crossed; pages before it have been yielded.
     """
     pages = _PageCollector(max_text_bytes)
-    parser = expat.ParserCreate()
+    parser = expat.ParserCreate(namespace_separator=_SEPARATOR)
     parser.buffer_text = True
     parser.StartElementHandler = pages.start
     parser.EndElementHandler = pages.end
     parser.CharacterDataHandler = pages.chars
+    parser.StartDoctypeDeclHandler = _no_doctype
+    if hasattr(parser, "SetReparseDeferralEnabled"):
+        # expat >= 2.6 would wait for a partial token to double before parsing it again, without
+        # an event position meanwhile; the feeds are small, so parse every one.
+        parser.SetReparseDeferralEnabled(False)
+    fed = parsed = 0  # bytes handed to expat; where its unparsed rest starts
     try:
         while True:
             chunk = stream.read(CHUNK_BYTES)
-            parser.Parse(chunk, not chunk)
+            view = memoryview(chunk)
+            for at in range(0, len(chunk), FEED_BYTES):
+                piece = view[at:at + FEED_BYTES]
+                parser.Parse(piece, False)
+                fed += len(piece)
+                # What expat holds unparsed is the token whose end it has not seen: character
+                # data is handed over as it comes, so only markup can grow this. The index is
+                # -1 while expat has no event position (after it moved its buffer, before it
+                # parsed again); the unparsed rest then starts where it last did.
+                index = parser.CurrentByteIndex
+                if index >= 0:
+                    parsed = index
+                if fed - parsed > MAX_MARKUP_BYTES:
+                    raise _Refused(f"a tag, comment or processing instruction over "
+                                   f"{MAX_MARKUP_BYTES} bytes at byte {parsed}",
+                                   "markup_too_large")
+            if not chunk:
+                parser.Parse(b"", True)
             yield from pages.pages
             pages.pages.clear()
             if not chunk:
                 return
+    except _Refused as exc:
+        yield from pages.pages  # the pages finished before the limit
+        raise DumpError(f"{exc} after {pages.position} pages", pages.position,
+                        exc.reason) from None
     except expat.ExpatError as exc:
         yield from pages.pages  # the pages finished before the error
         raise DumpError(f"malformed XML after {pages.position} pages: {exc}",
@@ -141,10 +377,3 @@ def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
     except OSError as exc:  # corrupt compressed data
         raise DumpError(f"unreadable data after {pages.position} pages: {exc}",
                         pages.position) from exc
-
-
-def _int(text: str | None) -> int:
-    try:
-        return int((text or "").strip())
-    except ValueError:
-        return 0

@@ -137,6 +137,17 @@ def normalize_title(title: str) -> str:
     return (first if len(first) == 1 else title[0]) + title[1:]
 
 
+def is_text(value: str) -> bool:
+    """False for a string no UTF-8 writer takes: JSON's ``\\ud800`` escapes decode to lone
+    surrogates, which are not text. A URL or title read from JSON is checked before it flows
+    on, so that one such escape is a counted drop rather than an error where it is written."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def wikipedia_title(url: str) -> tuple[str, str] | None:
     """The (language, title) of a Wikipedia article URL, or None for any other URL.
 

@@ -240,7 +240,7 @@ def _render_into(nodes: list[Node], out: list[str]) -> None:
         elif isinstance(node, Tag):
             _render_tag(node, out)
         elif isinstance(node, HTMLEntity):
-            out.append(node.normalize())
+            out.append(_entity_text(node))
         elif isinstance(node, Template):
             _render_template(node, out)
         elif isinstance(node, Heading):
@@ -253,6 +253,13 @@ def _render_into(nodes: list[Node], out: list[str]) -> None:
             out.append(_GAP)
         else:
             out.append(str(node))
+
+
+def _entity_text(node: HTMLEntity) -> str:
+    """The character of an entity; U+FFFD for one that names a surrogate (``&#xD800;``), as
+    HTML renders it: a lone surrogate is no text and cannot be written as UTF-8."""
+    text = node.normalize()
+    return "\ufffd" if len(text) == 1 and 0xD800 <= ord(text) <= 0xDFFF else text
 
 
 def _render_wikilink(node: Wikilink, out: list[str]) -> None:

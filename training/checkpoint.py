@@ -18,7 +18,13 @@ A checkpoint holds the model, optimizer and scheduler, the step, the RNG states 
 torch, CUDA) of every rank and the data position (epoch, batches and examples taken), so a run
 killed after step k and started again with the same ``--out`` trains steps k+1.. exactly as an
 uninterrupted run would (bit for bit on CPU; see :class:`wikisum.training.batching.BatchStream`).
-Files are written to a temporary name and renamed, so a reader sees the old file or the new one.
+Files are written to a temporary name and renamed, so a reader sees the old file or the new one;
+a write that fails (a full disk, a file-size limit) removes its temporary file and raises
+:class:`CheckpointWriteError`, which says so: the checkpoints already written are kept.
+
+``RUN/config.json`` and every checkpoint record the SHA-256 of the vocabulary the run trained
+with (:mod:`wikisum.training.vocabid`); :func:`load` refuses a ``RUN/vocab.model`` that is another
+file, naming both hashes.
 
 Which checkpoint a run directory stands for (:func:`load`, hence ``wikisum decode``, ``export``,
 ``summarize``): ``best.pt`` where early stopping wrote one, else the latest ``step-N.pt``; give a
@@ -28,6 +34,7 @@ latest ``step-N.pt``.
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import re
@@ -41,7 +48,7 @@ import torch
 
 from wikisum import models
 from wikisum.core import vocab
-from wikisum.training import runpaths
+from wikisum.training import runpaths, vocabid
 from wikisum.training.config import TrainConfig
 
 CHECKPOINT_FORMAT = 1
@@ -97,19 +104,104 @@ def latest_readable(run: str, device: str | torch.device = "cpu"
     return None, None
 
 
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (``errno`` says why where the system said): its
+    temporary file is removed and no checkpoint was replaced."""
+
+
+# What a failed write's errno means, for the message.
+WRITE_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file-size limit was hit (ulimit -f, RLIMIT_FSIZE)",
+}
+
+
+class _Recorder:
+    """A file for torch.save that keeps the OSError of a failed write: torch turns it into a
+    RuntimeError ("unexpected pos ...") that no longer says why."""
+
+    def __init__(self, file):
+        self.file = file
+        self.error: OSError | None = None
+
+    def write(self, data) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as exc:
+            self.error = self.error or exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.file.flush()
+        except OSError as exc:
+            self.error = self.error or exc
+            raise
+
+
+def _os_error(exc: BaseException, recorder: _Recorder | None) -> OSError | None:
+    """The OSError behind a failed save: the one the file recorded, ``exc`` itself, or the
+    one it was raised from; None when the failure is not the file system's (a CUDA error, a
+    bug), which must surface unchanged."""
+    if recorder is not None and recorder.error is not None:
+        return recorder.error
+    for error in (exc, exc.__cause__):
+        if isinstance(error, OSError):
+            return error
+    return None
+
+
 def save_atomically(obj: Any, path: Path) -> None:
     """torch.save to a temporary file in the same folder, then rename: a reader (or a resumed
-    run) sees the old file or the new one, never half of one."""
+    run) sees the old file or the new one, never half of one.
+
+    Raises:
+        CheckpointWriteError: the write failed for an OS reason (a full disk, a file-size
+            limit, an I/O error); the temporary file is removed and ``path`` is as it was.
+            Any other error (a CUDA error, a bug) is raised unchanged, after the temporary
+            file is removed.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
+    recorder = None
+    try:
+        with open(tmp, "wb") as f:
+            recorder = _Recorder(f)
+            torch.save(obj, recorder)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        cause = _os_error(exc, recorder) if isinstance(exc, Exception) else None
+        if cause is None:
+            raise
+        raise write_error(path, cause) from exc
     os.replace(tmp, path)
+
+
+def write_error(path: Path, exc: OSError) -> CheckpointWriteError:
+    """The error of a checkpoint that could not be written: why (the disk, a limit) and that
+    nothing was lost."""
+    code = exc.errno
+    if code in WRITE_CAUSES:
+        why = f"{WRITE_CAUSES[code]} ({errno.errorcode[code]}: {os.strerror(code)})"
+    else:
+        why = f"the write failed ({exc})"
+    error = CheckpointWriteError(
+        f"cannot write checkpoint {path}: {why}. The partial file was removed and no "
+        "checkpoint was replaced: the last good checkpoint is kept, and running the same "
+        "command again resumes from it once there is room")
+    error.errno = code
+    return error
 
 
 def write_text_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
 
 
@@ -155,6 +247,7 @@ class Loaded:
     step: int
     checkpoint: Path
     run: Path
+    vocab_sha256: str | None = None  # of RUN/vocab.model, checked; None for an older run
 
 
 def load(path: str, device: str = "cpu", factory=models) -> Loaded:
@@ -187,8 +280,28 @@ def load(path: str, device: str = "cpu", factory=models) -> Loaded:
     vocab_path = run / "vocab.model"
     if not vocab_path.is_file():
         raise FileNotFoundError(f"{vocab_path} not found: a run directory holds its vocabulary")
+    expected, recorded_in = recorded_vocab(state, ckpt, run)
+    found = vocabid.check(vocab_path, expected, recorded_in, RESTORE_VOCAB)
     return Loaded(model, state["model_name"], model.config, train_config_of(state, run),
-                  vocab.load(str(vocab_path)), state["step"], ckpt, run)
+                  vocab.load(str(vocab_path)), state["step"], ckpt, run, found)
+
+
+RESTORE_VOCAB = ("Put the run's own vocab.model back (`wikisum train` copied it from the "
+                 "dataset it trained on).")
+
+
+def recorded_vocab(state: dict, ckpt: Path, run: Path) -> tuple[str | None, str]:
+    """The vocabulary hash the checkpoint records (else the run's config.json, for a checkpoint
+    written before hashes were), and where it was found."""
+    if state.get(vocabid.KEY):
+        return state[vocabid.KEY], str(ckpt)
+    try:
+        info = runpaths.read_run_info(run) or {}
+    except ValueError:
+        info = {}
+    if info.get(vocabid.KEY):
+        return info[vocabid.KEY], str(run / "config.json")
+    return None, str(ckpt)
 
 
 def train_config_of(state: dict, run: str | Path) -> TrainConfig:

@@ -44,10 +44,11 @@ import torch.distributed as dist
 from wikisum import models
 from wikisum.core import files
 from wikisum.core.loader import Dataset
-from wikisum.training import batching, datastats, runpaths
+from wikisum.training import batching, datastats, runpaths, vocabid
 from wikisum.training.checkpoint import (
     BEST,
     CHECKPOINT_FORMAT,
+    CheckpointWriteError,
     Loaded,
     checkpoints,
     latest_readable,
@@ -314,6 +315,7 @@ class _Trainer:
         ckpt, state = latest_readable(config.out)
         self.auto = settle_auto(config, state, procs.device.type)
         config = self.config = self.auto.config
+        self.vocab_sha256 = self._check_vocab(state, ckpt)
         self.model = self._load_or_init(state, ckpt, factory).to(procs.device)
         self.optimizer, self.scheduler = self._optimizer()
         position, skipped_before = self._restore(state, ckpt)
@@ -348,6 +350,39 @@ class _Trainer:
         np.random.seed(config.seed)
         torch.manual_seed(config.seed)
         return build_model(config, self.dataset, factory)
+
+    def _check_vocab(self, state: dict | None, ckpt: Path | None) -> str | None:
+        """The SHA-256 of the vocabulary this run trains with (the dataset's), after checking
+        that a resumed run's checkpoint and RUN/vocab.model name the same one: the model's ids
+        mean that vocabulary's pieces, and decoding reads RUN/vocab.model."""
+        recorded = state.get(vocabid.KEY) if state is not None else None
+        try:
+            source = find_vocab(self.dataset)
+        except FileNotFoundError:
+            if state is None:
+                raise
+            source = data_hash = None  # a resumed run keeps its copy: checked against that
+        else:
+            data_hash = vocabid.sha256(source)
+        if recorded and data_hash and data_hash != recorded:
+            raise ConfigError(
+                f"the vocabulary of {self.config.data} ({source}, SHA-256 {data_hash}) is not "
+                f"the one {ckpt} was trained with (SHA-256 {recorded}): its token ids mean "
+                "other pieces; resume with the dataset the run was trained on, or start a new "
+                "run (another --out)")
+        run_vocab = self.run_dir / "vocab.model"
+        expected = recorded or data_hash
+        if state is not None and run_vocab.is_file():
+            found = vocabid.sha256(run_vocab)
+            if expected and found != expected:
+                where = f"{ckpt} records" if recorded else \
+                    f"the dataset's vocabulary {source} has"
+                raise ConfigError(
+                    f"{run_vocab} is not the vocabulary this run was trained with: its SHA-256 "
+                    f"is {found}, {where} {expected}; decoding with it would give other words. "
+                    f"Put the run's own vocab.model back (a copy of the dataset's vocabulary)")
+            expected = expected or found
+        return expected
 
     def _optimizer(self) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
         config = self.config
@@ -445,7 +480,7 @@ class _Trainer:
             copy_file(find_vocab(self.dataset), target)
         info = {"model": self.name, "model_config": asdict(self.model.config),
                 "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
-                "vocab": "vocab.model",
+                "vocab": "vocab.model", vocabid.KEY: self.vocab_sha256,
                 "special_ids": self.dataset.special_ids,
                 "vocab_size": self.dataset.info["vocab_size"],
                 "dataset_kind": self.dataset.info.get("kind", "ranked")}
@@ -467,6 +502,7 @@ class _Trainer:
             "format": CHECKPOINT_FORMAT, "model_name": self.name,
             "model_config": asdict(self.model.config),
             "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
+            vocabid.KEY: self.vocab_sha256,
             "step": self.step, "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -480,16 +516,31 @@ class _Trainer:
         state = self._state()
         if self.procs.main:
             path = self.run_dir / "checkpoints" / BEST
-            save_atomically(state, path)
+            self._write(state, path)
             self.log.write({"step": self.step, "event": "best", "path": str(path),
                             "dev_ppl": self.early.best_ppl})
+
+    def _write(self, state: dict, path: Path) -> None:
+        """save_atomically, and where it fails (a full disk, a file-size limit) an error that
+        names the checkpoint a rerun resumes from."""
+        try:
+            save_atomically(state, path)
+        except CheckpointWriteError as exc:
+            with contextlib.suppress(OSError):  # the log is on the same full disk
+                self.log.write({"step": self.step, "event": "checkpoint_failed",
+                                "path": str(path), "detail": str(exc)})
+            last = (f"the last good checkpoint is {self.last_ckpt}" if self.last_ckpt else
+                    "no checkpoint was written before: a rerun starts over")
+            error = CheckpointWriteError(f"{exc} ({last})")
+            error.errno = exc.errno
+            raise error from exc.__cause__
 
     def _save(self) -> None:
         """A checkpoint of this step (every rank takes part; rank 0 writes)."""
         state = self._state()
         path = self.run_dir / "checkpoints" / f"step-{self.step}.pt"
         if self.procs.main:
-            save_atomically(state, path)
+            self._write(state, path)
             for _, old in checkpoints(self.config.out)[:-self.config.keep_checkpoints]:
                 old.unlink()
             self.log.write({"step": self.step, "event": "checkpoint", "path": str(path)})

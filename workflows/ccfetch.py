@@ -34,8 +34,11 @@ to --max-redirects); the capture closest to and not after --before, else the lat
 searched in the order given.
 
 Fetch: exactly the record's bytes; the response must be one gzip member holding one WARC record
-of the URL, else the URL is failed with the reason (nothing is written). Retries with backoff
-and jitter on timeouts, connection errors and 5xx (503 "slow down"), never on 4xx.
+of the URL, else the URL is failed with the reason (nothing is written). A record the index
+says is over 64 MiB is failed(too_large) unasked, and no answer is read past the length asked
+for. Retries with backoff and jitter on timeouts, connection errors and 5xx (503 "slow down"),
+never on 4xx. The index and data servers may be private (a local mirror), never a cloud
+metadata, multicast or unspecified address, in any IPv6 spelling (as wikisum crawl checks).
 
 Resumable: rerun with the same --out and only what is not settled is looked up and fetched
 (fetched URLs, and not_in_index ones for the same crawls and --before, are skipped).

@@ -23,7 +23,11 @@ URLs end failed(robots_unavailable) and are tried again on the next run).
 Safe: http and https only; every request (redirects and robots.txt included) resolves its host
 once, every resolved address must be public (loopback, private, link-local and reserved
 addresses are refused unless --allow-private; cloud metadata, multicast and unspecified ones
-always), and the connection goes to that checked address.
+always), and the connection goes to that checked address. An IPv6 address carrying an IPv4
+one (mapped, compatible, NAT64, 6to4, Teredo) is judged as both: [::169.254.169.254] and
+[64:ff9b::169.254.169.254] are refused as cloud metadata; a pure wrapper (mapped, translated,
+compatible, 64:ff9b::/96) is public or private as its IPv4 address is ([::ffff:8.8.8.8] is
+public).
 
 Resumable: run again with the same --out and only what is not settled is fetched; URLs that
 ended fetched, refused or failed with a 4xx are logged as skipped. Files are never overwritten.
@@ -78,7 +82,8 @@ def add_parser(subparsers) -> None:
                         "address (default: %(default)r)")
     p.add_argument("--allow-private", action="store_true",
                    help="allow loopback, private and link-local addresses (for a test server "
-                        "or an intranet; cloud metadata addresses stay refused)")
+                        "or an intranet; cloud metadata addresses stay refused, in every IPv6 "
+                        "spelling that embeds them)")
     p.add_argument("--no-verify-tls", dest="verify_tls", action="store_false",
                    help="accept any TLS certificate (old cited sites often have expired ones)")
     p.add_argument("--warc-part-bytes", type=checks.byte_size(1), default=d.warc_part_bytes,

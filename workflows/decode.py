@@ -31,6 +31,10 @@ checkpoint step, split and decoding settings, and whether the file is complete.
 A killed decode resumes: run the same command again and it keeps the predictions already written
 (a line cut short is dropped) and decodes the rest. A file written by another run, checkpoint or
 other settings is refused; --overwrite starts it again. Progress with an ETA goes to stderr.
+
+The vocabulary is checked first: a run's vocab.model (an export's tokenizer.model) that is not
+the file the model was trained with, or a --data tokenised with another vocabulary, is refused
+with both SHA-256 hashes (a run trained before they were recorded is decoded with a warning).
 """
 
 # A search: (model, batch) -> one hypothesis (with .tokens, </s> excluded) per batch row.

@@ -15,7 +15,8 @@ directory that loads without the optimizer, schedule or data position:
                       corpus, L), default decoding (beam, alpha, max_len)
   tokenizer.model     the sentencepiece model
   data_stats.json     the training targets' lengths (where the run has them)
-  extractor.pkl       the learned extractor, for a model trained on its rankings
+  extractor.json      the learned extractor, for a model trained on its rankings (JSON: an
+                      export holds no pickle, and one that does is refused)
   README.md           what the model is and how to use it
 
 Use it from Python with `wikisum.generation.summarize(OUT, texts, title=...)` or

@@ -145,6 +145,15 @@ def empty(summary: dict, command: str, allow_empty: bool) -> bool:
     return not allow_empty
 
 
+def warn_empty_files(summary: dict, out: str, command: str) -> None:
+    """Say so when input files held no record: an empty WARC is a failed download."""
+    n = summary["stages"].get("files", {}).get("dropped", {}).get("empty_file", 0)
+    if n:
+        print(f"wikisum {command}: warning: {n} WARC/WET file(s) hold no record (a failed "
+              f"download?): listed in {out}/dead_letters with reason empty_file",
+              file=sys.stderr)
+
+
 def has_references(summary: dict) -> bool:
     """Whether any article kept a reference (an output a vocabulary can be trained on)."""
     return summary["stages"].get(article_stage(summary), {}).get("kept", 0) > 0
@@ -238,6 +247,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if summary is None:
         return 0
     print(format_summary(summary, config.out))
+    warn_empty_files(summary, config.out, "ingest")
     hint = missing_hint(summary, config.out, "ingest")
     if hint:
         print(hint, file=sys.stderr)

@@ -23,7 +23,7 @@ Input: --data, the --out directory of `wikisum ingest`. Outputs in --out:
   inputs/EXTRACTOR-CORPUS-L/                ready model inputs, one set per --model-inputs
   README.md                                 dataset card: `datasets.load_dataset(OUT)` reads
                                             the default model inputs, (OUT, "ranked") all
-  learned.pkl                               the learned extractor, with --train-learned
+  learned.json                              the learned extractor, with --train-learned
   rank_dead_letters/                        articles an extractor failed on
 """
 
@@ -54,7 +54,7 @@ def add_arguments(p) -> None:
     """Options shared with `wikisum build`."""
     p.add_argument("--train-learned", action="store_true",
                    help="fit the learned extractor on the train split first (saved as "
-                        "OUT/learned.pkl) and rank with it too")
+                        "OUT/learned.json) and rank with it too")
     p.add_argument("--learned", metavar="PATH",
                    help="rank with this learned-extractor model as well")
     p.add_argument("--learned-articles", type=checks.count(1),
@@ -80,9 +80,18 @@ def check_inputs(args) -> None:
 
 
 def check_learned(args, command: str) -> None:
-    """--learned names a file (where it is given)."""
+    """--learned names a learned-extractor model that loads (where it is given): a pickle of
+    an older wikisum, or any file that is not the model's JSON, is refused before any work."""
     if args.learned:
         checks.input_path(args.learned, "--learned", command)
+        if "://" in args.learned:
+            return  # read by the job
+        from wikisum.extractors import learned
+
+        try:
+            learned.load(args.learned)
+        except ValueError as exc:
+            raise SystemExit(f"wikisum {command}: --learned {exc}") from None
 
 
 def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str | None:
@@ -95,7 +104,7 @@ def learned_model(args, ingest_dir: str, out: str, dry_run: bool = False) -> str
     from wikisum.core import outputs, shards
     from wikisum.extractors import learned
 
-    path = FileSystems.join(out, "learned.pkl")
+    path = FileSystems.join(out, learned.FILE_NAME)
     if dry_run:
         return path
     rows = shards.iter_rows(outputs.article_shards(ingest_dir),

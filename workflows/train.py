@@ -44,9 +44,11 @@ and summary.json says stopped_by "early_stopping". A resumed run keeps counting.
   torchrun --nproc_per_node N -m wikisum.workflows.cli train ...
 
 Outputs in --out (RUN):
-  config.json               model name, model config, train config, special ids
+  config.json               model name, model config, train config, special ids, the
+                            vocabulary's SHA-256
   vocab.model               the data's sentencepiece model (the run is self-contained)
-  checkpoints/step-N.pt     model, optimizer, schedule, RNG states, data position
+  checkpoints/step-N.pt     model, optimizer, schedule, RNG states, data position, the
+                            vocabulary's SHA-256
   checkpoints/best.pt       with patience=N: the step of the lowest dev perplexity
   log.jsonl                 step, loss, lr, tokens/s; dev perplexity; events (always)
   summary.json              the final (or latest) summary
@@ -54,7 +56,11 @@ Outputs in --out (RUN):
   tensorboard/              with --log-to tensorboard (pip install 'wikisum[tensorboard]')
   wandb.json                with --log-to wandb, the wandb run id (pip install 'wikisum[wandb]')
 Progress with loss, lr, tokens/s and an ETA goes to stderr (a bar on a terminal, plain lines
-otherwise). A non-finite loss stops with an error (exit 1).
+otherwise). A non-finite loss stops with an error (exit 1), and so does a checkpoint that
+cannot be written (a full disk, a file-size limit): its partial file is removed, the last good
+checkpoint is kept, and the same command resumes from it. A resumed run whose vocab.model or
+dataset vocabulary is not the one its checkpoints record (by SHA-256) is refused, as decode,
+evaluate and export refuse such a vocab.model.
 """
 
 # Defaults shown in --help; they are TrainConfig's (a test keeps the two equal). Flags default
@@ -102,6 +108,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from wikisum.training import loop as training  # imports torch: only when training
     from wikisum.training.batching import CorruptShardError
+    from wikisum.training.checkpoint import CheckpointWriteError
     from wikisum.training.config import make_config
 
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         if args.data:  # a dataset (or a build's root: make_config took its data/), or an error
             checks.dataset(args.data, "--data", "train")  # naming the option, before any work
         summary = training.train(config)
-    except (training.NonFiniteLoss, CorruptShardError, FileNotFoundError,
+    except (training.NonFiniteLoss, CorruptShardError, CheckpointWriteError, FileNotFoundError,
             ValueError) as exc:
         raise SystemExit(f"wikisum train: {exc}") from exc
     if summary["rank"] == 0:  # under torchrun every rank returns here; one line is enough

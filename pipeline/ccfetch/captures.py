@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from wikisum.pipeline.references import HTML_TYPES, TEXT_TYPES
+from wikisum.pipeline.urls import is_text
 
 PAGE_TYPES = HTML_TYPES | TEXT_TYPES
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -75,11 +76,16 @@ def checked(capture: IndexCapture) -> IndexCapture:
     """The capture, if its location can be fetched safely.
 
     Raises:
-        BadIndexLine: a negative offset, a length of 0, or a filename that is not a plain
-            relative path (no scheme, no ``..``, no leading ``/``).
+        BadIndexLine: a negative offset, a length of 0, a filename that is not a plain
+            relative path (no scheme, no ``..``, no leading ``/``), or a string field that is
+            not text (a lone surrogate from a ``\\ud800`` escape: it could not be logged).
     """
     if capture.offset < 0 or capture.length <= 0:
         raise BadIndexLine(f"offset {capture.offset} / length {capture.length}")
+    for field in ("urlkey", "url", "timestamp", "mime", "mime_detected", "redirect",
+                  "filename", "crawl"):
+        if not is_text(getattr(capture, field)):
+            raise BadIndexLine(f"{field} is not text (a lone surrogate)")
     name = capture.filename
     if not _SAFE_FILENAME.fullmatch(name) or ".." in name.split("/") or "//" in name:
         raise BadIndexLine(f"unsafe WARC filename {name[:200]!r}")

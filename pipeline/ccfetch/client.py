@@ -1,17 +1,23 @@
 """HTTP for the index and the data server: keep-alive connections per thread, a byte cap and a
 deadline per request, retries with exponential backoff and jitter on timeouts, connection
-errors and 5xx (503 "slow down" included), never on 4xx; and a request-rate limit."""
+errors and 5xx (503 "slow down" included), never on 4xx; and a request-rate limit. Every
+connection goes to an address checked as the crawl checks its own (``address_refusal``), as
+with ``--allow-private``: the endpoints are the operator's, a local mirror may be private, but
+cloud metadata, multicast and unspecified addresses, in any spelling, are never contacted."""
 
 from __future__ import annotations
 
 import http.client
 import random
+import socket
 import ssl
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from wikisum.pipeline.crawl.checks import address_refusal
 
 READ_CHUNK = 256 * 1024
 
@@ -22,6 +28,36 @@ class RequestError(Exception):
     def __init__(self, reason: str, detail: str, retryable: bool, status: int = 0):
         super().__init__(f"{reason}: {detail}")
         self.reason, self.detail, self.retryable, self.status = reason, detail, retryable, status
+
+
+class AddressRefused(OSError):
+    """The host resolves to an address no request may go to (see :func:`checked_connect`)."""
+
+
+def checked_connect(address: tuple[str, int], timeout=socket._GLOBAL_DEFAULT_TIMEOUT,
+                    source_address=None) -> socket.socket:
+    """``socket.create_connection`` to an address checked first: every address the host
+    resolves to must pass ``address_refusal`` (private ones allowed), and the connection goes
+    to one of those (no second lookup).
+
+    Raises:
+        AddressRefused: the host resolves to a refused address.
+        OSError: name resolution or every connection failed.
+    """
+    host, port = address
+    addresses = list(dict.fromkeys(info[4][0] for info in
+                                   socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
+    for ip in addresses:
+        why = address_refusal(ip, allow_private=True)
+        if why:
+            raise AddressRefused(f"{host} resolves to {ip} ({why})")
+    error: OSError = OSError(f"{host}: no address")
+    for ip in addresses:
+        try:
+            return socket.create_connection((ip, port), timeout, source_address)
+        except OSError as exc:
+            error = exc
+    raise error
 
 
 @dataclass(frozen=True)
@@ -74,7 +110,8 @@ class Client:
         raised (``http_status``; a 5xx after the last retry, a 4xx at once).
 
         Raises:
-            RequestError: timeout, connection, too_large, bad_response, http_status.
+            RequestError: timeout, connection, address (refused: see
+                :func:`checked_connect`), too_large, bad_response, http_status.
         """
         attempt = 0
         while True:
@@ -98,13 +135,14 @@ class Client:
         key = (parts.scheme, parts.hostname, parts.port)
         conn = pool.get(key)
         if conn is None:
+            # An IPv6 literal keeps its brackets, or http.client reads its colons as a port.
+            host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
             if parts.scheme == "https":
-                conn = http.client.HTTPSConnection(parts.hostname, parts.port,
-                                                   timeout=self.timeout_s,
+                conn = http.client.HTTPSConnection(host, parts.port, timeout=self.timeout_s,
                                                    context=ssl.create_default_context())
             else:
-                conn = http.client.HTTPConnection(parts.hostname, parts.port,
-                                                  timeout=self.timeout_s)
+                conn = http.client.HTTPConnection(host, parts.port, timeout=self.timeout_s)
+            conn._create_connection = checked_connect  # TLS wraps the socket it returns
             pool[key] = conn
         return conn
 
@@ -158,6 +196,9 @@ class Client:
         except ssl.SSLCertVerificationError as exc:
             self._drop(parts)
             raise RequestError("tls", str(exc), False) from None
+        except AddressRefused as exc:
+            self._drop(parts)
+            raise RequestError("address", str(exc), False) from None
         except (OSError, http.client.HTTPException) as exc:
             self._drop(parts)
             raise RequestError("connection", f"{type(exc).__name__}: {exc}", True) from None

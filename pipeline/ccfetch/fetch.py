@@ -24,7 +24,7 @@ from wikisum.pipeline.ccfetch.surt import surt_key
 from wikisum.pipeline.crawl.records import utc_now
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.pipeline.urls import normalize_url
-from wikisum.pipeline.warcs import Capture, WarcError, iter_records
+from wikisum.pipeline.warcs import Broken, Capture, WarcError, iter_records
 
 log = logging.getLogger("wikisum.ccfetch")
 
@@ -59,6 +59,18 @@ def check_range(headers: dict[str, str], capture: IndexCapture) -> None:
                         f"asked bytes {first}-{last}")
 
 
+def check_length(capture: IndexCapture) -> None:
+    """The length the index claims must be within the record limit: a longer range is never
+    asked for (the answer is read into memory whole).
+
+    Raises:
+        BadRecord: too_large.
+    """
+    if capture.length > MAX_RECORD_BYTES:
+        raise BadRecord("too_large", f"the index says {capture.length} bytes, over the "
+                        f"{MAX_RECORD_BYTES} bytes a record may have")
+
+
 def check_record(data: bytes, capture: IndexCapture) -> Capture:
     """``data`` must be one whole gzip member holding one response or resource record whose
     URL has the capture's key; returns it as ``ingest`` will read it.
@@ -87,6 +99,8 @@ def check_record(data: bytes, capture: IndexCapture) -> Capture:
     if len(records) != 1:
         raise BadRecord("not_warc", f"{len(records)} records in one gzip member")
     rec = records[0]
+    if isinstance(rec, Broken):  # an HTTP block that is not HTTP, a wrong Content-Length
+        raise BadRecord("not_warc", f"{rec.reason}: {rec.detail}")
     if not isinstance(rec, Capture) or rec.record_type not in RECORD_TYPES:
         raise BadRecord("wrong_type", f"a {rec.record_type} record")
     if rec.truncated:
@@ -168,6 +182,9 @@ class Fetcher:
         """Fetch, check and write one capture's record (once) -> (WARC file, offset, record
         id, attempts).
 
+        The answer is read up to the claimed length, which :func:`check_length` bounds,
+        whatever the server sends or its Content-Length says.
+
         Raises:
             BadRecord, RequestError.
         """
@@ -176,6 +193,7 @@ class Fetcher:
             done = self._done.get(key)
         if done is not None:
             return (*done, 0)
+        check_length(capture)
         first, last = capture.offset, capture.offset + capture.length - 1
         try:
             resp = self.client.get(data_url(self.config.data_url, capture),
@@ -199,6 +217,11 @@ class Fetcher:
     def fetch(self, r: Resolved) -> Outcome:
         """One resolved URL -> fetched, found(byte_budget) or failed(reason); never raises."""
         searched = self.config.search_key()
+        try:
+            for capture in r.chain:
+                check_length(capture)
+        except BadRecord as exc:  # before the budget: nothing of it will be fetched
+            return r.outcome(FAILED, exc.reason, searched, error=exc.detail)
         need = sum(c.length for c in r.chain)
         if not self._reserve(need):
             return r.outcome(FOUND, "byte_budget", searched,

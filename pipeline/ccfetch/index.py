@@ -86,8 +86,8 @@ class CdxApi:
                 continue
             try:
                 capture = from_cdx(json.loads(line), crawl)
-            except (ValueError, BadIndexLine, AttributeError, TypeError):
-                bad += 1
+            except (ValueError, BadIndexLine, AttributeError, TypeError, RecursionError):
+                bad += 1  # RecursionError: JSON nested deeper than the parser's stack
                 continue
             if capture.urlkey == key:  # an exact query: anything else is not this URL
                 found.append(capture)

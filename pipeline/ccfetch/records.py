@@ -19,9 +19,9 @@ NOT_IN_INDEX = "not_in_index"  # no_capture | status | mime | after_before | red
 #                                | too_many_redirects
 FOUND = "found"  # in the index, not fetched: lookup_only | byte_budget
 FAILED = "failed"  # invalid_url | lookup (the index did not answer) | bad_index_line
-#                    | fetch: timeout | connection | http_status | no_range | range_mismatch
-#                    | short_read | not_gzip | extra_data | not_warc | wrong_url | wrong_type
-#                    | error
+#                    | fetch: timeout | connection | address | http_status | too_large
+#                    | no_range | range_mismatch | short_read | not_gzip | extra_data
+#                    | not_warc | wrong_url | wrong_type | error
 SKIPPED = "skipped"  # already_done: settled by an earlier run in --out
 OUTCOMES = (FETCHED, FOUND, NOT_IN_INDEX, FAILED, SKIPPED)
 LOOKUP_FAILURES = ("invalid_url", "lookup")  # failed before any capture was chosen

@@ -43,8 +43,9 @@ _REASONS = {
     "dns": DNS, "tls": TLS, "timeout": TIMEOUT, "url_deadline": TIMEOUT,
     "invalid_url": INVALID_URL,
     # cc-fetch's record checks (pipeline/ccfetch/fetch.py)
-    **dict.fromkeys(("no_range", "range_mismatch", "short_read", "not_gzip", "truncated",
-                     "extra_data", "not_warc", "wrong_type", "wrong_url"), BAD_RECORD),
+    **dict.fromkeys(("too_large", "no_range", "range_mismatch", "short_read", "not_gzip",
+                     "truncated", "extra_data", "not_warc", "wrong_type", "wrong_url"),
+                    BAD_RECORD),
 }
 _UNREACHABLE_ERRNOS = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN,
                                  errno.EHOSTDOWN})

@@ -19,6 +19,69 @@ SCHEMES = {"http": 80, "https": 443}
 METADATA_ADDRESSES = frozenset({ipaddress.ip_address("169.254.169.254"),
                                 ipaddress.ip_address("fd00:ec2::254")})
 
+# IPv6 prefixes whose addresses carry an IPv4 address that a translator, tunnel or dual stack
+# may deliver the packet to (the other embeddings are read by ipaddress: 6to4, Teredo, mapped).
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated, RFC 4291 2.5.5.1
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT, RFC 2765
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # well-known prefix, RFC 6052
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # local-use prefix, RFC 8215
+# Pure wrappers: an address in one of these means its last 32 bits as an IPv4 address and
+# nothing else, so its scope (loopback, private, global, ...) is that address's, whatever the
+# IPv6 ranges say (Python calls ``::ffff:8.8.8.8`` reserved, depending on its version). The
+# local-use NAT64 prefix is not one (where the IPv4 address sits is unknown, and the prefix
+# itself is not globally reachable), nor are 6to4 and Teredo (tunnels with IPv6 addresses).
+_PURE_WRAPPERS = (ipaddress.ip_network("::ffff:0:0/96"), _IPV4_TRANSLATED, _IPV4_COMPATIBLE,
+                  _NAT64)
+# Where RFC 6052 puts the IPv4 address behind a prefix of each length the local-use prefix
+# may be extended to: (first bit, number of bits) pieces, skipping bits 64-71 (the "u" octet).
+_RFC6052_PIECES = {48: ((48, 16), (72, 16)), 56: ((56, 8), (72, 24)), 64: ((72, 32),),
+                   96: ((96, 32),)}
+
+
+def _bits(value: int, first: int, count: int) -> int:
+    """``count`` bits of a 128-bit ``value`` from bit ``first`` (0: the most significant)."""
+    return (value >> (128 - first - count)) & ((1 << count) - 1)
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address an IPv6 address carries: IPv4-mapped ``::ffff:0:0/96``,
+    IPv4-translated ``::ffff:0:0:0/96``, IPv4-compatible ``::/96`` (but ``::`` and ``::1``),
+    NAT64 ``64:ff9b::/96`` and the local-use ``64:ff9b:1::/48`` (at each position RFC 6052
+    allows, since the prefix length in use is unknown), 6to4 ``2002::/16`` (bits 16-47) and
+    Teredo ``2001::/32`` (its server, bits 32-63, and its client, the last 32 bits inverted).
+    A connection to such an address may reach that IPv4 host, so it is judged as each of them.
+    """
+    value = int(ip)
+    found = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if (ip in _IPV4_TRANSLATED or ip in _NAT64
+            or (ip in _IPV4_COMPATIBLE and value > 1)):
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    if ip in _NAT64_LOCAL:
+        # The prefix length in use is unknown, so every position is read; a reading of
+        # 0.0.0.0 is the zero padding of a longer prefix, not a destination, unless all are.
+        read = []
+        for pieces in _RFC6052_PIECES.values():
+            v4 = 0
+            for first, count in pieces:
+                v4 = (v4 << count) | _bits(value, first, count)
+            read.append(ipaddress.IPv4Address(v4))
+        found.extend([a for a in read if int(a)] or read[:1])
+    return list(dict.fromkeys(found))
+
+
+def wrapped_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a pure wrapper stands for (mapped, translated, compatible but ``::``
+    and ``::1``, NAT64 ``64:ff9b::/96``), or None for any other IPv6 address."""
+    if int(ip) > 1 and any(ip in net for net in _PURE_WRAPPERS):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
 
 def check_url(raw: str) -> tuple[str, str]:
     """An input URL -> (key, refusal): the normalised URL and "", or the stripped input and why
@@ -52,30 +115,32 @@ def address_refusal(address: str, allow_private: bool = False) -> str | None:
 
     Cloud metadata, unspecified and multicast addresses are always refused; loopback, private,
     link-local, reserved and other non-global ranges (shared 100.64/10, documentation, ...)
-    are refused unless ``allow_private``. IPv4 addresses embedded in IPv6 ones (mapped
-    ``::ffff:a.b.c.d``, 6to4 ``2002::/16``) are judged as the IPv4 address.
+    are refused unless ``allow_private``. An IPv6 address that carries IPv4 addresses
+    (:func:`embedded_ipv4`: mapped, compatible, NAT64, 6to4, Teredo, ...) is refused when any
+    of them or itself is metadata, unspecified or multicast. For the other refusals a pure
+    wrapper (:func:`wrapped_ipv4`) is judged as its IPv4 address only, so ``::ffff:8.8.8.8``
+    is 8.8.8.8; any other such address as each IPv4 address it carries and as itself.
     """
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone ("fe80::1%eth0")
     except ValueError:
         return "unparsable"
-    if ip.version == 6:
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is not None:
-            ip = embedded
-    if ip in METADATA_ADDRESSES:
+    # The embedded IPv4 addresses first: "::ffff:127.0.0.1" is loopback, not IPv6-reserved.
+    judged = [*embedded_ipv4(ip), ip] if ip.version == 6 else [ip]
+    if any(a in METADATA_ADDRESSES for a in judged):
         return "cloud_metadata"
-    if ip.is_unspecified:
-        return "unspecified"
-    if ip.is_multicast:
-        return "multicast"
+    for name in ("unspecified", "multicast"):
+        if any(getattr(a, f"is_{name}") for a in judged):
+            return name
     if allow_private:
         return None
-    for name in ("loopback", "link_local", "reserved", "private"):
-        if getattr(ip, f"is_{name}"):
-            return name
-    if not ip.is_global:
-        return "not_global"
+    wrapped = wrapped_ipv4(ip) if ip.version == 6 else None
+    for a in judged if wrapped is None else [wrapped]:
+        for name in ("loopback", "link_local", "reserved", "private"):
+            if getattr(a, f"is_{name}"):
+                return name
+        if not a.is_global:
+            return "not_global"
     return None
 
 

@@ -17,7 +17,8 @@ PCollections: its main output, its dead letters and its tallies.
                      its clones and paragraphs repeated across its references dropped -> rows
                                                                                 assemble.py
     WriteShards      rows -> articles-SSSSS-of-NNNNN.parquet, staged (bounded memory)
-    WriteDeadLetters every drop -> dead_letters-SSSSS-of-NNNNN.parquet, staged
+    WriteDeadLetters every drop -> dead_letters-SSSSS-of-NNNNN.parquet, staged (written to
+                     files where they are made: bounded memory, whatever their number)
     Commit           staged files renamed into place, then summary.json, last   job.py
 
 The settings (:class:`IngestConfig` and those of its steps) are ``config.py``, which imports

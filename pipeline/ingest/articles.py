@@ -1,5 +1,6 @@
-"""The dump's articles: pages read (``ReadPages``), parsed (``ParseArticles``, with
-:func:`wikisum.pipeline.articles.page_to_article`), and the links of their citations."""
+"""The dump's articles: pages read (``ReadPages``), grouped by title and parsed
+(``ParseArticles``, with :func:`wikisum.pipeline.articles.page_to_article`; one article per
+title), and the links of their citations."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from wikisum.core.records import LINKS, PAGES, Article, DeadLetter, Link
 from wikisum.pipeline.articles import page_to_article
 from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead, tally
 from wikisum.pipeline.dumps import DEFAULT_MAX_TEXT_BYTES, DumpError, iter_pages
+from wikisum.pipeline.urls import normalize_title
+
+DUPLICATE_TITLE = "duplicate_title"
 
 
 class ReadPages(Tallying):
@@ -31,8 +35,10 @@ class ReadPages(Tallying):
                     self.pages.update()
                     self.count(PAGES, IN)
                     yield path, page
-        except DumpError as exc:
-            yield from self.file_failed(path, f"page #{exc.pages_read}", exc)
+        except DumpError as exc:  # corrupt_file, or a limit of the reader (too_deep, ...)
+            self.count(FILES, exc.reason)
+            yield dead(DeadLetter(path, f"page #{exc.pages_read}", "", FILES, exc.reason,
+                                  str(exc)))
             return
         finally:
             self.files.update()
@@ -42,23 +48,48 @@ class ReadPages(Tallying):
 
 
 class ParseArticles(Tallying):
+    """(title, its pages) -> the article of the title, or each page's drop reason.
+
+    A title names one article: where several pages of different ids hold it (two dumps of
+    different dates given together, or a forged one), the page of the highest id is kept, since
+    MediaWiki numbers pages in order of creation and a title deleted and created again, or freed
+    by a move, belongs to the newer page; the others are ``duplicate_title``. Pages of one id
+    all go on, for the join by id to count as ``duplicate_id``.
+    """
+
     def __init__(self, lang: str):
         self.lang = lang
 
     def process(self, item):
-        path, page = item
-        try:
-            result = page_to_article(page, path, self.lang)
-        except Exception as exc:  # one bad page never stops the job
-            result = "parse_error"
-            error = f"{type(exc).__name__}: {exc}"
-        else:
-            error = ""
-        if isinstance(result, Article):
-            yield result
-            return
-        self.count(PAGES, result)
-        yield dead(DeadLetter(path, str(page.page_id), "", PAGES, result, error or page.title))
+        _, pages = item
+        best: list[Article] = []  # the articles of the highest id so far
+        others: list[tuple[str, int]] = []  # (file, id) of the articles of lower ids
+        for path, page in pages:
+            try:
+                result = page_to_article(page, path, self.lang)
+            except Exception as exc:  # one bad page never stops the job
+                result = "parse_error"
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                error = ""
+            if isinstance(result, Article):
+                if not best or result.id == best[0].id:
+                    best.append(result)
+                elif result.id > best[0].id:
+                    others += [(a.source_file, a.id) for a in best]
+                    best = [result]
+                else:
+                    others.append((result.source_file, result.id))
+                continue
+            self.count(PAGES, result)
+            record = str(page.page_id) if page.page_id >= 0 else f"page #{page.position}"
+            detail = f"{page.detail}: {page.title}" if page.problem else page.title
+            yield dead(DeadLetter(path, record, "", PAGES, result, error or detail))
+        for source_file, page_id in sorted(others):
+            self.count(PAGES, DUPLICATE_TITLE)
+            yield dead(DeadLetter(source_file, str(page_id), best[0].url, PAGES, DUPLICATE_TITLE,
+                                  f"page {best[0].id} has this title"))
+        yield from best
 
 
 def citation_links(article: Article):
@@ -79,7 +110,10 @@ class ReadArticles(beam.PTransform):
         pages = (pbegin | "MatchDumps" >> MatchFiles(self.patterns)
                  | "ReadPages" >> beam.ParDo(ReadPages(self.max_article_bytes)).with_outputs(
                      DEAD, TALLY, main="pages"))
-        parsed = (pages.pages | "SpreadPages" >> beam.Reshuffle()
+        # Grouping by title spreads the pages over the workers as a reshuffle would.
+        parsed = (pages.pages
+                  | "PagesByTitle" >> beam.Map(lambda pp: (normalize_title(pp[1].title), pp))
+                  | "GroupByTitle" >> beam.GroupByKey()
                   | "ParseArticles" >> beam.ParDo(ParseArticles(self.lang)).with_outputs(
                       DEAD, TALLY, main="articles"))
         return {"main": parsed.articles,

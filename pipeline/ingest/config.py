@@ -28,7 +28,8 @@ MISSING_CITATION = "missing_citation"
 MISSING_SEARCH = "missing_search"
 MISSING_FILES = {MISSING_CITATION: "missing_urls.txt", MISSING_SEARCH: "missing_search_urls.txt"}
 # Outcomes of the pages stage for a page that was an article (the others: not an article).
-ARTICLE_OUTCOMES = (KEPT, "duplicate_id", "no_references", "no_references_found")
+ARTICLE_OUTCOMES = (KEPT, "duplicate_title", "duplicate_id", "no_references",
+                    "no_references_found")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import fields
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -14,9 +14,16 @@ from apache_beam.io.filesystems import FileSystems
 from wikisum.core import schemas, shards
 from wikisum.core.accounting import job_summary, summary_json
 from wikisum.core.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
-from wikisum.core.records import PAGES, stable_hash
+from wikisum.core.records import PAGES, DeadLetter, stable_hash
 from wikisum.pipeline import beamio
-from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Staged, WriteShards
+from wikisum.pipeline.beamio import (
+    DEAD,
+    TALLY,
+    Commit,
+    Staged,
+    WriteShards,
+    WriteSpilledShards,
+)
 from wikisum.pipeline.ingest import t2t
 from wikisum.pipeline.ingest.articles import ReadArticles, citation_links
 from wikisum.pipeline.ingest.assemble import FilterReferences
@@ -36,7 +43,16 @@ def shard_paths(out: str, table: str, total: int) -> dict[int, str]:
 
 
 def dead_letter_key(d: dict) -> tuple:
-    return d["stage"], d["input_file"], d["record"], d["url"], d["reason"]
+    return d["stage"], d["input_file"], d["record"], d["url"], d["reason"], d["error"]
+
+
+def dead_letter_row(d: DeadLetter) -> dict:
+    return {f.name: getattr(d, f.name) for f in fields(d)}
+
+
+def dead_letter_shard(d: dict) -> int:
+    return stable_hash(f"{d['input_file']}|{d['record']}|{d['url']}|{d['stage']}") % (
+        DEAD_LETTER_SHARDS)
 
 
 def summary_text(staged: list[Staged], counts: list, config: IngestConfig) -> str:
@@ -126,14 +142,12 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     staged = [rows["main"] | "WriteShards" >> WriteShards(
         shard_paths(out, "articles", config.num_shards), staging, schemas.ARTICLES,
         lambda r: r["id"], config.buffer_bytes)]
-    dead_letters = [a[DEAD] for a in accounts] | "AllDeadLetters" >> beam.Flatten()
-    staged.append(dead_letters
-                  | "DeadLetterShard" >> beam.Map(
-                      lambda d: (stable_hash(f"{d.input_file}|{d.record}|{d.url}|{d.stage}")
-                                 % DEAD_LETTER_SHARDS, asdict(d)))
-                  | "WriteDeadLetters" >> WriteShards(
-                      shard_paths(out, "dead_letters", DEAD_LETTER_SHARDS), staging,
-                      schemas.DEAD_LETTERS, dead_letter_key, config.buffer_bytes))
+    # Written to files by the steps that make them, not carried through a shuffle: their number
+    # is not bounded by the input's size (a WARC of a million tiny 404 records makes a million).
+    # Each shard is sorted in --shard-buffer, as the articles are.
+    staged.append(tuple(a[DEAD] for a in accounts) | "WriteDeadLetters" >> WriteSpilledShards(
+        shard_paths(out, "dead_letters", DEAD_LETTER_SHARDS), staging, schemas.DEAD_LETTERS,
+        dead_letter_shard, dead_letter_key, config.buffer_bytes, to_row=dead_letter_row))
     for tag, name in MISSING_FILES.items():
         staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
             FileSystems.join(out, name), staging))

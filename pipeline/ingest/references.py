@@ -5,6 +5,7 @@ URL, redirects followed, one capture per URL (:func:`wikisum.pipeline.references
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urljoin
 
 import apache_beam as beam
@@ -20,7 +21,17 @@ from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, de
 from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
 from wikisum.pipeline.references import clean_capture, pick_capture
 from wikisum.pipeline.urls import normalize_url
-from wikisum.pipeline.warcs import Alias, Capture, Skipped, WarcError, iter_records
+from wikisum.pipeline.warcs import (
+    Alias,
+    Broken,
+    Capture,
+    EmptyFile,
+    Skipped,
+    WarcError,
+    iter_records,
+)
+
+log = logging.getLogger("wikisum.ingest")
 
 REDIRECTS = "redirects"  # the output of (url, target) pairs that the captures record
 MAX_REDIRECTS = 10
@@ -62,8 +73,19 @@ class ReadAndCleanRecords(Tallying):
                         # warcinfo/request/metadata/revisit never hold a page: counted, but not
                         # written as dead letters (they are most records of a crawl).
                         self.count(RECORDS, f"not_a_page:{rec.record_type}")
+                    elif isinstance(rec, Broken):  # read past; the file reads on after it
+                        self.count(RECORDS, rec.reason)
+                        yield dead(DeadLetter(path, rec.record_id or f"{path}@{rec.offset}",
+                                              rec.url, RECORDS, rec.reason,
+                                              f"offset {rec.offset}: {rec.detail}"))
                     else:
                         yield from self.clean(rec)
+        except EmptyFile as exc:
+            # A WARC without a record is a failed download, not a crawl that found nothing.
+            log.warning("%s: %s", path, exc)
+            self.count(FILES, "empty_file")
+            yield dead(DeadLetter(path, "offset 0", "", FILES, "empty_file", str(exc)))
+            return
         except WarcError as exc:
             yield from self.file_failed(path, f"offset {exc.offset}", exc)
             return

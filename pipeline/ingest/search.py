@@ -14,22 +14,27 @@ from apache_beam.pvalue import TaggedOutput
 from wikisum.core.accounting import IN, KEPT
 from wikisum.core.records import LINKS, SEARCH, DeadLetter, Link
 from wikisum.pipeline.beamio import DEAD, TALLY, MatchFiles, dead, tally
-from wikisum.pipeline.urls import normalize_title, normalize_url
+from wikisum.pipeline.urls import is_text, normalize_title, normalize_url
 
-SEARCH_URLS = "search_urls"  # the URLs of the search-results lines: kept | not_a_string
+# The URLs of the search-results lines: kept | not_a_string | bad_encoding
+SEARCH_URLS = "search_urls"
 MAX_SEARCH_LINE_BYTES = 4 * 1024 * 1024  # a longer search-results line is a dead letter
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def search_lines(f, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
     """(byte offset, line) for every line of a binary file; a line longer than ``max_bytes``
     comes as (offset, None) and is skipped a chunk at a time, so memory stays bounded and the
-    time linear whatever the line."""
+    time linear whatever the line. A UTF-8 byte order mark opening the file is no part of its
+    first line (offsets still count it)."""
     offset = 0
     while True:
         line = f.readline(max_bytes + 1)
         if not line:
             return
         start, offset = offset, offset + len(line)
+        if start == 0 and line.startswith(UTF8_BOM):
+            line = line[len(UTF8_BOM):]
         if len(line) > max_bytes and not line.endswith(b"\n"):
             while True:
                 chunk = f.readline(1 << 20)
@@ -54,9 +59,12 @@ class ReadSearchLines(beam.DoFn):
 
 
 class ParseSearch(beam.DoFn):
-    """A line of a search-results file -> (normalised title, urls); a line that is not UTF-8
-    JSON with a string title and a list of URLs, or longer than the limit, is a dead letter with
-    its file and byte offset."""
+    """A line of a search-results file -> (normalised title, (file, byte offset, urls)): where
+    the line was, so that a title's lines rank in file order; a line that is not UTF-8
+    JSON with a string title and a list of URLs (``bad_encoding``, ``bad_line``), nested too
+    deep to parse (``too_deep``), or longer than the limit (``line_too_long``), is a dead letter
+    with its file and byte offset; so is a URL that is not a string or not text (a lone
+    surrogate), alone."""
 
     def __init__(self, max_line_bytes: int = MAX_SEARCH_LINE_BYTES):
         self.max_line_bytes = max_line_bytes
@@ -72,15 +80,24 @@ class ParseSearch(beam.DoFn):
             yield dead(DeadLetter(path, where, "", SEARCH, "line_too_long",
                                   f"longer than {self.max_line_bytes} bytes"))
             return
+        # Only a \u escape makes a lone surrogate: strict UTF-8 decoding refuses encoded ones.
+        escapes = b"\\u" in raw
         try:
             obj = json.loads(raw.decode("utf-8"))
             title, urls = obj["title"], obj["urls"]
             if not isinstance(title, str) or not isinstance(urls, list):
                 raise TypeError("title must be a string and urls a list")
-        except UnicodeDecodeError as exc:
+            if escapes and not is_text(title):
+                raise UnicodeError("the title is not text (a lone surrogate)")
+        except UnicodeError as exc:  # not UTF-8, or a title that is not text
             yield tally(SEARCH, "bad_encoding")
             yield dead(DeadLetter(path, where, "", SEARCH, "bad_encoding",
                                   f"{exc}: {raw[:200]!r}"))
+            return
+        except RecursionError:  # json.loads gives up on nesting deeper than the stack
+            yield tally(SEARCH, "too_deep")
+            yield dead(DeadLetter(path, where, "", SEARCH, "too_deep",
+                                  f"JSON nested too deep to parse: {raw[:200]!r}"))
             return
         except (ValueError, KeyError, TypeError) as exc:
             yield tally(SEARCH, "bad_line")
@@ -88,19 +105,26 @@ class ParseSearch(beam.DoFn):
                                   f"{exc}: {raw[:200].decode('utf-8', 'replace')}"))
             return
         good = [u for u in urls if isinstance(u, str)]
+        strings = len(good)
+        if escapes:
+            good = [u for u in good if is_text(u)]
         yield tally(SEARCH_URLS, IN, len(urls))
         yield tally(SEARCH_URLS, KEPT, len(good))
-        if len(good) < len(urls):
-            yield tally(SEARCH_URLS, "not_a_string", len(urls) - len(good))
-            yield dead(DeadLetter(path, where, "", SEARCH_URLS, "not_a_string",
-                                  f"{len(urls) - len(good)} of {len(urls)} URLs are not "
-                                  "strings"))
-        yield normalize_title(title), good
+        for reason, n, what in (("not_a_string", len(urls) - strings, "not strings"),
+                                ("bad_encoding", strings - len(good),
+                                 "not text (lone surrogates)")):
+            if n:
+                yield tally(SEARCH_URLS, reason, n)
+                yield dead(DeadLetter(path, where, "", SEARCH_URLS, reason,
+                                      f"{n} of {len(urls)} URLs are {what}"))
+        yield normalize_title(title), (path, offset, good)
 
 
 class MatchSearchTitles(beam.DoFn):
-    """CoGroupByKey(title) of articles and search lines -> search links, and per article the
-    number of search results it lists."""
+    """CoGroupByKey(title) of articles and search lines ((file, byte offset, urls)) -> search
+    links, and per article the number of search results it lists. A title's lines are ranked
+    in file order (by file, then offset), whatever order the grouping gives them in: ranks do
+    not change from run to run or with the number of workers."""
 
     def __init__(self, path: str):
         self.path = path
@@ -108,7 +132,7 @@ class MatchSearchTitles(beam.DoFn):
     def process(self, item):
         title, grouped = item
         articles = sorted(grouped["articles"])
-        lines = list(grouped["search"])
+        lines = [urls for _, _, urls in sorted(grouped["search"], key=lambda line: line[:2])]
         if not lines:
             return
         if not articles:
@@ -119,21 +143,35 @@ class MatchSearchTitles(beam.DoFn):
             return
         article_id = articles[0]
         yield tally(SEARCH, KEPT, len(lines))
-        seen: list[str] = []
-        for urls in lines:
-            for url in urls:
-                yield tally(LINKS, IN)
-                key = normalize_url(url)
-                if key is None:
-                    yield tally(LINKS, "bad_url")
-                    yield dead(DeadLetter(self.path, title, url[:500], LINKS, "bad_url", ""))
-                elif key in seen:
-                    yield tally(LINKS, "duplicate")
-                else:
-                    seen.append(key)
-        for rank, key in enumerate(seen):
+        ranked, bad = rank_search_urls(lines)
+        listed = sum(len(urls) for urls in lines)
+        yield tally(LINKS, IN, listed)
+        if bad:
+            yield tally(LINKS, "bad_url", len(bad))
+        if listed - len(bad) - len(ranked):
+            yield tally(LINKS, "duplicate", listed - len(bad) - len(ranked))
+        for url in bad:
+            yield dead(DeadLetter(self.path, title, url[:500], LINKS, "bad_url", ""))
+        for rank, key in enumerate(ranked):
             yield TaggedOutput("links", (key, Link(article_id, "search", rank)))
-        yield TaggedOutput("listed", (article_id, len(seen)))
+        yield TaggedOutput("listed", (article_id, len(ranked)))
+
+
+def rank_search_urls(lines: list[list[str]]) -> tuple[list[str], list[str]]:
+    """The search URLs of one title's lines -> (their distinct normalised URLs in the order
+    first listed, which is their rank; the URLs that do not normalise). Linear in the URLs."""
+    ranked: list[str] = []
+    seen: set[str] = set()
+    bad: list[str] = []
+    for urls in lines:
+        for url in urls:
+            key = normalize_url(url)
+            if key is None:
+                bad.append(url)
+            elif key not in seen:
+                seen.add(key)
+                ranked.append(key)
+    return ranked, bad
 
 
 class SearchLinks(beam.PTransform):

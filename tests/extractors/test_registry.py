@@ -67,6 +67,6 @@ def test_learned_is_loaded_on_demand_with_its_arguments(monkeypatch):
 
     fake.load = load
     monkeypatch.setitem(sys.modules, "wikisum.extractors.learned", fake)
-    extractor = extractors.get("learned", path="/models/learned.pkl")
-    assert loaded == ["/models/learned.pkl"]
+    extractor = extractors.get("learned", path="/models/learned.json")
+    assert loaded == ["/models/learned.json"]
     assert extractor.rank("Fox", ["a", "b"]) == [0, 1]

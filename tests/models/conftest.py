@@ -65,6 +65,17 @@ def toy_data(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def other_vocab(tmp_path_factory) -> Path:
+    """A vocabulary of the toy data's size trained on other words: what replaces a run's own."""
+    path = tmp_path_factory.mktemp("other_vocab") / "vocab.model"
+    rng = random.Random(1)
+    words = ["uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez"]
+    vocab.train_vocab([" ".join(rng.choice(words) for _ in range(10)) for _ in range(300)],
+                      str(path), size=60)
+    return path
+
+
+@pytest.fixture(scope="module")
 def uninterrupted(toy_data, tmp_path_factory) -> tuple[Path, dict, Recording]:
     out = tmp_path_factory.mktemp("runs") / "whole"
     factory = Recording()

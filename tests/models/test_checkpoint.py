@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -10,9 +17,16 @@ from toys import (
     TOY,
     ToyConfig,
     config,
+    log,
+    weights,
 )
 
-from wikisum.training import checkpoint
+from wikisum.generation import export
+from wikisum.generation.decode import decode
+from wikisum.training import checkpoint, vocabid
+from wikisum.training import loop as training
+from wikisum.training.config import ConfigError
+from wikisum.workflows import cli
 
 # ------------------------------------------------------------------------------------------
 # load().
@@ -46,3 +60,174 @@ def test_load_names_an_unreadable_checkpoint(tmp_path):
     bad.write_bytes(b"garbage")
     with pytest.raises(ValueError, match=f"cannot read checkpoint {bad}"):
         checkpoint.load(str(tmp_path), factory=TOY)
+
+
+# ------------------------------------------------------------------------------------------
+# The vocabulary a run trained with: recorded by SHA-256, and another file in its place refused.
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def copied_run(uninterrupted, tmp_path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(uninterrupted[0], run)
+    return run
+
+
+def test_a_replaced_vocabulary_is_refused_naming_both(uninterrupted, toy_data, other_vocab,
+                                                      toy_registry, tmp_path, capsys):
+    run = copied_run(uninterrupted, tmp_path)
+    recorded = sha256(toy_data.parent / "vocab.model")
+    assert json.loads((run / "config.json").read_text())[vocabid.KEY] == recorded
+    for _, path in checkpoint.checkpoints(str(run)):
+        assert torch.load(path, weights_only=True)[vocabid.KEY] == recorded
+    assert checkpoint.load(str(run), factory=TOY).vocab_sha256 == recorded
+
+    shutil.copy(other_vocab, run / "vocab.model")
+    found = sha256(other_vocab)
+    with pytest.raises(vocabid.VocabularyMismatch) as exc:
+        checkpoint.load(str(run), factory=TOY)
+    message = str(exc.value)
+    assert f"{run / 'vocab.model'} is not the vocabulary the model was trained with" in message
+    assert found in message and recorded in message and "step-8.pt" in message
+    # decode (rc 1, no predictions), export, and resuming training: refused alike
+    preds = tmp_path / "preds.jsonl"
+    with pytest.raises(SystemExit, match=f"wikisum decode: .*{found}.*{recorded}"):
+        cli.main(["decode", "--run", str(run), "--data", str(toy_data), "--out", str(preds),
+                  "--device", "cpu"])
+    assert not preds.exists()
+    with pytest.raises(ValueError, match=recorded):
+        export.export(run, tmp_path / "export", factory=TOY)
+    with pytest.raises(ConfigError, match=f"vocab.model is not the vocabulary this run was "
+                                          f"trained with: its SHA-256 is {found}, .*step-8.pt "
+                                          f"records {recorded}"):
+        training.train(config(toy_data, run, steps=10), TOY)
+    assert [step for step, _ in checkpoint.checkpoints(str(run))] == [6, 8]
+
+
+def test_a_dataset_of_another_vocabulary_is_refused_on_resume_and_decode(
+        uninterrupted, toy_data, other_vocab, tmp_path):
+    run = copied_run(uninterrupted, tmp_path)
+    other = tmp_path / "other_data"
+    shutil.copytree(toy_data, other)
+    info = json.loads((other / "dataset.json").read_text())
+    (other / "dataset.json").write_text(json.dumps({**info, "vocab": str(other_vocab)}))
+    with pytest.raises(ConfigError, match=f"the vocabulary of {other} .*{sha256(other_vocab)}"
+                                          f".* is not the one .*step-8.pt was trained with"):
+        training.train(config(other, run, steps=10), TOY)
+    with pytest.raises(vocabid.VocabularyMismatch, match="would be read as other pieces"):
+        decode(str(run), "test", str(tmp_path / "p.jsonl"), data=str(other), factory=TOY,
+               device="cpu", progress=False)
+
+
+def test_a_run_written_before_the_hash_is_used_with_one_warning(uninterrupted, toy_data,
+                                                               other_vocab, tmp_path, capsys):
+    run = copied_run(uninterrupted, tmp_path)
+    for _, path in checkpoint.checkpoints(str(run)):
+        state = torch.load(path, weights_only=True)
+        del state[vocabid.KEY]
+        torch.save(state, path)
+    info = json.loads((run / "config.json").read_text())
+    del info[vocabid.KEY]
+    (run / "config.json").write_text(json.dumps(info))
+    for _ in range(2):
+        assert checkpoint.load(str(run), factory=TOY).vocab_sha256 is None
+    assert capsys.readouterr().err.count("records no vocabulary hash") == 1
+    # Resuming checks its copy against the dataset's vocabulary, and records the hash.
+    shutil.copy(other_vocab, run / "vocab.model")
+    with pytest.raises(ConfigError, match="the dataset's vocabulary .* has"):
+        training.train(config(toy_data, run, steps=10), TOY)
+    shutil.copy(toy_data.parent / "vocab.model", run / "vocab.model")
+    training.train(config(toy_data, run, steps=10), TOY)
+    recorded = sha256(toy_data.parent / "vocab.model")
+    assert torch.load(run / "checkpoints" / "step-10.pt", weights_only=True)[vocabid.KEY] == \
+        recorded
+    assert json.loads((run / "config.json").read_text())[vocabid.KEY] == recorded
+
+
+# ------------------------------------------------------------------------------------------
+# A checkpoint that cannot be written: a full disk, a file-size limit.
+
+# A child process saves a checkpoint, then, under a 1 MiB file-size limit (SIGXFSZ ignored, so
+# the write fails with EFBIG instead of killing the process), one of 4 MiB at the same path.
+FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+import torch
+from wikisum.training import checkpoint
+path = Path(sys.argv[1])
+checkpoint.save_atomically({"format": checkpoint.CHECKPOINT_FORMAT, "step": 2,
+                            "model": {"w": torch.ones(8)}}, path)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+try:
+    checkpoint.save_atomically({"format": checkpoint.CHECKPOINT_FORMAT, "step": 4,
+                                "model": {"w": torch.zeros(1 << 20)}}, path)
+except checkpoint.CheckpointWriteError as exc:
+    print(f"errno={exc.errno}: {exc}")
+    sys.exit(0)
+"""
+
+
+def test_a_file_size_limit_says_so_and_keeps_the_last_checkpoint(tmp_path):
+    path = tmp_path / "checkpoints" / "step-2.pt"
+    done = subprocess.run([sys.executable, "-c", FILE_SIZE_LIMIT, str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"errno={errno.EFBIG}: cannot write checkpoint {path}: the "
+                                  "file-size limit was hit"), done.stdout
+    assert "EFBIG" in done.stdout and "last good checkpoint is kept" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in path.parent.iterdir()) == ["step-2.pt"]  # no .tmp left
+    state = checkpoint.read_checkpoint(path)
+    assert state["step"] == 2 and torch.equal(state["model"]["w"], torch.ones(8))
+
+
+def test_a_full_disk_stops_the_run_which_resumes_from_the_last_checkpoint(
+        uninterrupted, toy_data, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    real = checkpoint._Recorder.write
+
+    def full_disk(self, data):
+        if "step-4" in self.file.name:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, data)
+
+    monkeypatch.setattr(checkpoint._Recorder, "write", full_disk)
+    with pytest.raises(checkpoint.CheckpointWriteError) as exc:
+        training.train(config(toy_data, out), TOY)
+    assert exc.value.errno == errno.ENOSPC
+    assert str(exc.value).startswith(f"cannot write checkpoint {out / 'checkpoints'}/step-4.pt: "
+                                     "the disk is full (ENOSPC")
+    assert str(exc.value).endswith(f"(the last good checkpoint is {out / 'checkpoints'}/"
+                                   "step-2.pt)")
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-2.pt"]
+    assert log(out)[-1]["event"] == "checkpoint_failed"
+    monkeypatch.setattr(checkpoint._Recorder, "write", real)
+    training.train(config(toy_data, out), TOY)  # the same command, once there is room
+    expected = weights(uninterrupted[0])
+    assert all(torch.equal(v, expected[k]) for k, v in weights(out).items())
+
+
+def test_an_error_that_is_not_the_disks_is_raised_unchanged(tmp_path, monkeypatch):
+    # A CUDA or other torch-internal error is not a full disk: it surfaces as itself, with its
+    # traceback; the temporary file is still removed and the last checkpoint kept.
+    path = tmp_path / "checkpoints" / "step-2.pt"
+    checkpoint.save_atomically({"format": checkpoint.CHECKPOINT_FORMAT, "step": 2,
+                                "model": {"w": torch.ones(8)}}, path)
+
+    def boom(obj, f):
+        f.write(b"partial")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(checkpoint.torch, "save", boom)
+    with pytest.raises(RuntimeError, match="^boom$") as exc:
+        checkpoint.save_atomically({"format": checkpoint.CHECKPOINT_FORMAT, "step": 4,
+                                    "model": {"w": torch.zeros(8)}}, path)
+    assert type(exc.value) is RuntimeError
+    monkeypatch.undo()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["step-2.pt"]  # no .tmp left
+    state = checkpoint.read_checkpoint(path)
+    assert state["step"] == 2 and torch.equal(state["model"]["w"], torch.ones(8))

@@ -33,3 +33,23 @@ def test_page_to_article_keeps_lead_and_normalised_citations():
 ])
 def test_pages_that_are_not_articles_have_a_reason(page, reason):
     assert page_to_article(page, "dump.xml") == reason
+
+
+@pytest.mark.parametrize("page,reason", [
+    (RawPage(-1, "X", 0, None, "'''X''' is.", 0, problem="bad_id", detail="<id> missing"),
+     "bad_id"),
+    (RawPage(1, "X", -1, None, "'''X''' is.", 0, problem="bad_ns", detail="<ns> 'one'"),
+     "bad_ns"),
+    (RawPage(2**63, "X", 0, None, "'''X''' is.", 0), "bad_id"),  # not an int64
+    (RawPage(-5, "X", 0, None, "'''X''' is.", 0), "bad_id"),
+])
+def test_a_page_without_a_usable_id_or_namespace_is_never_an_article(page, reason):
+    assert page_to_article(page, "dump.xml") == reason
+
+
+def test_an_entity_naming_a_surrogate_becomes_a_replacement_character():
+    # A lone surrogate is no text: it would stop the shard writer (UTF-8) after all the work.
+    text = "'''X''' is &#xD800;&#56320; here.\n== S &#xDFFF; ==\nBody &#55296;."
+    article = page_to_article(RawPage(1, "X", 0, None, text, 0), "dump.xml")
+    assert article.lead == "X is \ufffd\ufffd here."
+    assert [(s.title, s.text) for s in article.sections] == [("S \ufffd", "Body \ufffd.")]

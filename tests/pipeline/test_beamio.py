@@ -169,6 +169,40 @@ def test_write_shards_and_commit_in_a_pipeline(tmp_path):
     assert not Path(staging).exists()
 
 
+def test_spilled_shards_are_the_shards_write_shards_writes(tmp_path):
+    """Rows from two PCollections, most written by their bundles to part files (a tiny spill
+    bound), the rest carried as rows: the same files, row for row, as WriteShards writes."""
+    data = rows(600, seed=3)
+    shuffled, spilled = tmp_path / "shuffled", tmp_path / "spilled"
+    finals = {folder: {i: shards.shard_path(str(folder), "t", i, 3) for i in range(3)}
+              for folder in (shuffled, spilled)}
+    with BeamTestPipeline() as p:
+        _ = (p | "All" >> beam.Create([(r["id"] % 3, r) for r in data])
+             | beamio.WriteShards(finals[shuffled], str(tmp_path / "s1"), SCHEMA,
+                                  lambda r: r["id"]))
+        halves = (p | "One" >> beam.Create(data[:400]), p | "Two" >> beam.Create(data[400:]))
+        _ = halves | beamio.WriteSpilledShards(finals[spilled], str(tmp_path / "s2"), SCHEMA,
+                                               lambda r: r["id"] % 3, lambda r: r["id"],
+                                               spill_bytes=2000)
+    # One part file per spill (it was one per shard and spill): a row group for each shard.
+    parts = [pq.ParquetFile(p) for p in (tmp_path / "s2" / "parts").glob("*.parquet")]
+    assert len(parts) > 10
+    for part in parts:
+        spill = part.read().to_pylist()
+        assert sum(map(beamio._row_bytes, spill)) >= 2000
+        assert part.num_row_groups == len({r["id"] % 3 for r in spill}) > 1
+        assert all(len({r["id"] % 3 for r in part.read_row_group(i).to_pylist()}) == 1
+                   for i in range(part.num_row_groups))
+    staged = {folder: sorted(Path(folder).parent.glob(f"s{n}/t-*")) for n, folder in
+              ((1, shuffled), (2, spilled))}
+    assert [p.name.split(".")[0] for p in staged[spilled]] == [
+        p.name.split(".")[0] for p in staged[shuffled]] == [
+        f"t-0000{i}-of-00003" for i in range(3)]
+    for a, b in zip(staged[shuffled], staged[spilled], strict=True):
+        assert pq.read_table(a).to_pylist() == pq.read_table(b).to_pylist()
+    assert sum(pq.read_table(b).num_rows for b in staged[spilled]) == 600
+
+
 # --------------------------------------------------------------------------------------------
 # Inputs and options
 

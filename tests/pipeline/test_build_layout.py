@@ -48,7 +48,7 @@ def test_dataset_json_paths_are_relative_to_the_dataset(built_sample):
     info = json.loads((out / "data" / "dataset.json").read_text())
     assert info["relative_paths"] is True
     assert (info["vocab"], info["source"], info["learned_model"]) == (
-        "../vocab.model", "../ingest", "learned.pkl")
+        "../vocab.model", "../ingest", "learned.json")
 
 
 def test_a_moved_build_is_read_from_any_working_directory(built_sample, tmp_path, monkeypatch):
@@ -61,7 +61,7 @@ def test_a_moved_build_is_read_from_any_working_directory(built_sample, tmp_path
     data = loader.Dataset("../bucket/copy/data")  # a relative path, from another directory
     assert data.info["vocab"] == "../bucket/copy/vocab.model"
     assert data.info["source"] == "../bucket/copy/ingest"
-    assert data.info["learned_model"] == "../bucket/copy/data/learned.pkl"
+    assert data.info["learned_model"] == "../bucket/copy/data/learned.json"
     sp = vocab.load(data.info["vocab"])
     example = next(data.examples("dev", "tfidf", "combined", 64))
     assert sp.decode(example.targets)
@@ -81,14 +81,14 @@ def test_old_dataset_json_with_paths_from_the_working_directory(built_sample, tm
     for key in ("relative_paths", "inputs", "default_inputs"):
         del info[key]
     info.update(vocab="demo/build/vocab.model", source="demo/build/ingest",
-                learned_model="demo/build/data/learned.pkl")
+                learned_model="demo/build/data/learned.json")
     (build / "data" / "dataset.json").write_text(json.dumps(info))
     monkeypatch.chdir(tmp_path)  # where the job ran: the paths hold as written
     assert loader.Dataset("demo/build/data").info["vocab"] == "demo/build/vocab.model"
     monkeypatch.chdir(build / "data")  # elsewhere: found beside the dataset
     data = loader.Dataset(".")
     assert [os.path.normpath(data.info[k]) for k in ("vocab", "source", "learned_model")] == [
-        "../vocab.model", "../ingest", "learned.pkl"]
+        "../vocab.model", "../ingest", "learned.json"]
     assert next(data.examples("dev", "tfidf", "combined", 8)).inputs
     # Its card has the one config an old build has: the ranked rows.
     names = [c["config_name"] for c in card.configs(data.info)]

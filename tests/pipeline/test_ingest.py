@@ -4,8 +4,11 @@ sample corpus checked against its manifest (and on the real files in ../shared/d
 from __future__ import annotations
 
 import bz2
+import gzip
 import io
+import itertools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,6 +18,7 @@ from pathlib import Path
 import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.pipeline import PipelineVisitor
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from builders import DUMP, reference
@@ -23,12 +27,13 @@ from wikisum.core import schemas
 from wikisum.core.accounting import IN, KEPT
 from wikisum.core.records import Link
 from wikisum.core.text import words
+from wikisum.pipeline import beamio
 from wikisum.pipeline.beamio import DEAD, TALLY
-from wikisum.pipeline.ingest import MISSING_CITATION, MISSING_SEARCH
+from wikisum.pipeline.ingest import MISSING_CITATION, MISSING_SEARCH, job
 from wikisum.pipeline.ingest import search as ingest_search
 from wikisum.pipeline.ingest.articles import ReadArticles
 from wikisum.pipeline.ingest.assemble import FilterReferences
-from wikisum.pipeline.ingest.config import AttachConfig
+from wikisum.pipeline.ingest.config import AttachConfig, IngestConfig
 from wikisum.pipeline.ingest.references import JoinReferences, follow_redirects, join_by_url
 from wikisum.pipeline.urls import normalize_url
 from wikisum.workflows import cli
@@ -93,6 +98,54 @@ def test_read_articles_matches_its_dumps_when_it_runs_and_accounts_for_every_pag
                     equal_to([(("files", IN), 1), (("files", KEPT), 1),
                               (("pages", IN), 3), (("pages", "redirect"), 1),
                               (("pages", "non_article_namespace"), 1)]), label="tally")
+
+
+def _dump_page(title: str, page_id: int, ns: int | str = 0, text: str = "") -> str:
+    text = text or f"'''{title}''' is a river in Ostrania."
+    return (f"<page><title>{title}</title><ns>{ns}</ns><id>{page_id}</id><revision><text>"
+            f"{text}</text></revision></page>")
+
+
+def _dump(*pages: str, tail: str = "") -> bytes:
+    return bz2.compress(("<mediawiki xmlns='http://www.mediawiki.org/xml/export-0.10/'>"
+                         + "".join(pages) + tail + "</mediawiki>").encode())
+
+
+def test_read_articles_keeps_one_article_per_title_the_highest_page_id(tmp_path):
+    # "Gamma" is held by pages 9 (first file), 5 and "gamma" 2 (second file): 9 is kept, in
+    # whichever order the pages come; a second copy of page 9 goes on to the join by id.
+    (tmp_path / "a.xml.bz2").write_bytes(_dump(_dump_page("Gamma", 9), _dump_page("Delta", 7)))
+    (tmp_path / "b.xml.bz2").write_bytes(_dump(_dump_page("Gamma", 5), _dump_page("gamma", 2),
+                                               _dump_page("Gamma", 9)))
+    with BeamTestPipeline() as p:
+        out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
+        assert_that(out["main"] | beam.Map(lambda a: (a.id, a.title, a.source_file[-9:])),
+                    equal_to([(9, "Gamma", "a.xml.bz2"), (9, "Gamma", "b.xml.bz2"),
+                              (7, "Delta", "a.xml.bz2")]), label="articles")
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.input_file[-9:], d.record, d.reason,
+                                                    d.error)),
+                    equal_to([("b.xml.bz2", "2", "duplicate_title", "page 9 has this title"),
+                              ("b.xml.bz2", "5", "duplicate_title", "page 9 has this title")]),
+                    label="dead")
+        assert_that(out[TALLY] | beam.CombinePerKey(sum),
+                    equal_to([(("files", IN), 2), (("files", KEPT), 2), (("pages", IN), 5),
+                              (("pages", "duplicate_title"), 2)]), label="tally")
+
+
+def test_read_articles_counts_garbled_pages_and_a_file_stopped_at_a_limit(tmp_path):
+    (tmp_path / "a.xml.bz2").write_bytes(_dump(
+        _dump_page("Alpha", 99999999999999999999), _dump_page("Beta", 2, ns="one"),
+        _dump_page("Delta", 4), tail="<x>" * 2000 + "</x>" * 2000 + _dump_page("Lost", 5)))
+    with BeamTestPipeline() as p:
+        out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
+        assert_that(out["main"] | beam.Map(lambda a: a.id), equal_to([4]), label="articles")
+        assert_that(out[DEAD] | beam.Map(lambda d: (d.stage, d.record, d.reason)),
+                    equal_to([("pages", "page #0", "bad_id"), ("pages", "2", "bad_ns"),
+                              ("files", "page #3", "too_deep")]), label="dead")
+        assert_that(out[TALLY] | beam.CombinePerKey(sum),
+                    equal_to([(("files", IN), 1), (("files", "too_deep"), 1),
+                              (("pages", IN), 3), (("pages", "bad_id"), 1),
+                              (("pages", "bad_ns"), 1)]), label="tally")
 
 
 def test_join_references_follows_redirects_and_lists_what_is_missing():
@@ -346,6 +399,14 @@ def test_search_lines_give_offsets_and_skip_an_over_long_line_in_bounded_reads()
         (0, b"y" * 10 + b"\n")]
 
 
+def _ingest_with_search(sample, search, out, shards: int) -> dict:
+    """The sample's dump and WARCs ingested with ``search`` as the search results: summary.json."""
+    assert cli.main(["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+                     "--warc", str(sample / "warc" / "*.warc.gz"), "--search-results",
+                     str(search), "--out", str(out), "--num-shards", str(shards)]) == 0
+    return json.loads((out / "summary.json").read_text())
+
+
 def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_corpus, tmp_path,
                                                                         monkeypatch):
     sample, manifest = sample_corpus
@@ -357,10 +418,7 @@ def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_c
     search = tmp_path / "search.jsonl"
     search.write_bytes(bad[0] + good + bad[1] + bad[2])
     out = tmp_path / "out"
-    assert cli.main(["ingest", "--wiki", str(sample / "enwiki-sample-pages-articles.xml.bz2"),
-                     "--warc", str(sample / "warc" / "*.warc.gz"), "--search-results",
-                     str(search), "--out", str(out), "--num-shards", "2"]) == 0
-    summary = json.loads((out / "summary.json").read_text())
+    summary = _ingest_with_search(sample, search, out, shards=2)
     assert summary["balanced"]
     stage = summary["stages"]["search_results"]
     assert stage["dropped"] == {"bad_encoding": 1, "line_too_long": 1, "unknown_title": 1}
@@ -372,6 +430,197 @@ def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_c
     assert where["bad_encoding"] == (str(search), "offset 0")
     assert where["not_a_string"] == (str(search), f"offset {len(bad[0]) + len(good)}")
     assert where["line_too_long"] == (str(search), f"offset {len(bad[0] + good + bad[1])}")
+
+
+def parse_search(raw: bytes, offset: int = 0) -> tuple[list, Counter, list]:
+    """ParseSearch on one line -> (lines out, tallies, dead letters as (stage, reason, record))."""
+    lines, tallies, dead = [], Counter(), []
+    for out in ingest_search.ParseSearch().process(("s.jsonl", offset, raw)):
+        if getattr(out, "tag", None) == TALLY:
+            (stage, reason), n = out.value
+            tallies[stage, reason] += n
+        elif getattr(out, "tag", None) == DEAD:
+            dead.append((out.value.stage, out.value.reason, out.value.record))
+        else:
+            lines.append(out)
+    return lines, tallies, dead
+
+
+def test_a_search_line_nested_past_the_parser_is_a_too_deep_dead_letter():
+    lines, tallies, dead = parse_search(b"[" * 100_000 + b"]" * 100_000 + b"\n", offset=42)
+    assert lines == [] and dead == [("search_results", "too_deep", "offset 42")]
+    assert tallies == Counter({("search_results", IN): 1, ("search_results", "too_deep"): 1})
+
+
+def test_lone_surrogates_in_search_titles_and_urls_are_bad_encoding_at_parse_time():
+    title = b'{"title": "Alpha\\ud800", "urls": ["http://a.example/"]}\n'
+    lines, tallies, dead = parse_search(title)
+    assert lines == [] and dead == [("search_results", "bad_encoding", "offset 0")]
+    urls = (b'{"title": "Alpha", "urls": ["http://a.example/\\udfff", "http://b.example/", '
+            b'"http://c.example/\\ud83d\\ude00", 7]}\n')  # a pair is text (an emoji)
+    lines, tallies, dead = parse_search(urls, offset=9)
+    assert lines == [("Alpha", ("s.jsonl", 9, ["http://b.example/",
+                                                "http://c.example/\U0001f600"]))]
+    assert dead == [("search_urls", "not_a_string", "offset 9"),
+                    ("search_urls", "bad_encoding", "offset 9")]
+    assert tallies[("search_urls", IN)] == 4 and tallies[("search_urls", KEPT)] == 2
+
+
+def test_a_bom_opening_the_search_results_file_is_not_part_of_its_first_line():
+    first = b'{"title": "Alpha", "urls": []}\n'
+    got = list(ingest_search.search_lines(io.BytesIO(b"\xef\xbb\xbf" + first + first), 100))
+    assert got == [(0, first), (3 + len(first), first)]
+    # Only at the start of the file: elsewhere it is the line's own bytes.
+    assert list(ingest_search.search_lines(io.BytesIO(first + b"\xef\xbb\xbf" + first),
+                                           100))[1] == (len(first), b"\xef\xbb\xbf" + first)
+
+
+def test_hostile_search_lines_are_dead_letters_and_the_rest_of_the_job_holds(sample_corpus,
+                                                                             tmp_path):
+    """A BOM opening the file, a line nested 100,000 deep, lone surrogates in a title and in
+    a URL: the job ends well, each counted where it was, every good line's URLs kept."""
+    sample, _ = sample_corpus
+    good = (sample / "search_results.jsonl").read_bytes()
+    first = good.splitlines(keepends=True)[0]
+    hostile = [b"[" * 100_000 + b"]" * 100_000 + b"\n",
+               b'{"title": "Alpha\\ud800", "urls": ["http://x.example/"]}\n',
+               first.replace(b'"urls": [', b'"urls": ["http://y.example/\\udc00", ', 1)]
+    search = tmp_path / "search.jsonl"
+    search.write_bytes(b"\xef\xbb\xbf" + good + b"".join(hostile))
+    out = tmp_path / "out"
+    summary = _ingest_with_search(sample, search, out, shards=1)
+    assert summary["balanced"]
+    stage = summary["stages"]["search_results"]
+    assert stage["in"] == good.count(b"\n") + 3
+    assert stage["dropped"] == {"too_deep": 1, "bad_encoding": 1}
+    assert summary["stages"]["search_urls"]["dropped"] == {"bad_encoding": 1}
+    dead = pq.read_table(out / "dead_letters").to_pylist()
+    where = {(d["stage"], d["reason"]): d["record"] for d in dead
+             if d["stage"] in ("search_results", "search_urls")}
+    start = 3 + len(good)
+    assert where == {("search_results", "too_deep"): f"offset {start}",
+                     ("search_results", "bad_encoding"): f"offset {start + len(hostile[0])}",
+                     ("search_urls", "bad_encoding"):
+                         f"offset {start + len(hostile[0]) + len(hostile[1])}"}
+
+
+# MatchSearchTitles on two lines of 20,000 distinct URLs each for one title, in a child with a
+# time limit: a list scan per URL took 21.7 s for these 40,000, and minutes for 140,000.
+MANY_URLS = """
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from wikisum.pipeline.ingest.search import MatchSearchTitles
+lines = [("s", j, [f"http://site{i % 97}.example/page/{i}" for i in range(j, 40_000, 2)])
+         for j in (0, 1)]
+start = time.monotonic()
+links = sum(getattr(o, "tag", None) == "links"
+            for o in MatchSearchTitles("s").process(("T", {"articles": [1], "search": lines})))
+print(links, round(time.monotonic() - start, 1))
+"""
+
+
+def test_many_urls_for_one_title_are_matched_in_linear_time():
+    done = subprocess.run([sys.executable, "-c", MANY_URLS], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    links, seconds = done.stdout.split()
+    assert int(links) == 40_000 and float(seconds) < 8, done.stdout
+
+
+def test_search_urls_keep_their_first_rank_and_accounting():
+    lines = [("s", 0, ["http://b.example/", "not a url", "http://A.example"]),
+             ("s", 60, ["http://a.example/", "http://c.example/#x", "http://b.example/"])]
+    outs = list(ingest_search.MatchSearchTitles("s").process(
+        ("T", {"articles": [7, 9], "search": lines})))
+    tagged = Counter()
+    links, listed, dead = [], [], []
+    for o in outs:
+        if o.tag == TALLY:
+            tagged[o.value[0]] += o.value[1]
+        elif o.tag == "links":
+            links.append(o.value)
+        elif o.tag == "listed":
+            listed.append(o.value)
+        else:
+            dead.append((o.value.reason, o.value.stage, o.value.record, o.value.url))
+    assert links == [("http://b.example/", Link(7, "search", 0)),
+                     ("http://a.example/", Link(7, "search", 1)),
+                     ("http://c.example/", Link(7, "search", 2))]
+    assert listed == [(7, 3)] and dead == [("bad_url", "links", "T", "not a url")]
+    assert tagged == Counter({("search_results", KEPT): 2, ("links", IN): 6,
+                              ("links", "bad_url"): 1, ("links", "duplicate"): 2})
+
+
+def test_search_ranks_follow_the_file_not_the_order_lines_are_grouped_in():
+    """CoGroupByKey gives a title's lines in no fixed order: ranks are by file, then offset."""
+    lines = [("a.jsonl", 0, ["http://x.example/", "http://y.example/"]),
+             ("a.jsonl", 120, ["http://z.example/", "http://x.example/"]),
+             ("b.jsonl", 0, ["http://w.example/", "http://y.example/"])]
+
+    def ranks(search):
+        outs = ingest_search.MatchSearchTitles("s").process(
+            ("T", {"articles": [7], "search": search}))
+        return [(o.tag, o.value) for o in outs if o.tag in ("links", "listed")]
+
+    expected = [("links", ("http://x.example/", Link(7, "search", 0))),
+                ("links", ("http://y.example/", Link(7, "search", 1))),
+                ("links", ("http://z.example/", Link(7, "search", 2))),
+                ("links", ("http://w.example/", Link(7, "search", 3))), ("listed", (7, 4))]
+    for order in itertools.permutations(lines):
+        assert ranks(iter(order)) == expected, order
+
+
+def _warc(urls: list[str], body: bytes) -> bytes:
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    for i, url in enumerate(urls):
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"),
+                                              ("Content-Length", str(len(body)))],
+                                   protocol="HTTP/1.1")
+        fixed = {"WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{i:012d}>",
+                 "WARC-Date": "2019-01-01T00:00:00Z"}
+        writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                                      http_headers=headers,
+                                                      warc_headers_dict=fixed))
+    return buf.getvalue()
+
+
+def test_garbled_and_duplicate_pages_are_counted_drops_and_the_job_writes_the_rest(tmp_path):
+    # Every article cites a page the WARC holds, so each would reach the shard writer: an id
+    # over int64 stopped it (OverflowError, rc 1, no output), and so would a lone surrogate.
+    def cited(title: str, url: str, more: str = "") -> str:
+        return f"'''{title}''' is a river in Ostrania{more}.&lt;ref&gt;{url}&lt;/ref&gt;"
+
+    (tmp_path / "dump.xml.bz2").write_bytes(_dump(
+        _dump_page("Alpha", 99999999999999999999, text=cited("Alpha", "http://a.example/")),
+        _dump_page("Beta", 2, ns="one", text=cited("Beta", "http://b.example/")),
+        _dump_page("Gamma", 3, text=cited("Gamma", "http://c.example/")),
+        _dump_page("gamma", 8, text=cited("Gamma", "http://c.example/", " &amp;#xD800;")),
+        _dump_page("Delta", 4, text=cited("Delta", "http://d.example/"))))
+    body = ("<html><body><article>" + "".join(
+        f"<p>Report {i}: the minister said on monday that talks with the rebels would resume in "
+        "the capital after the police reported clashes near the border.</p>" for i in range(3))
+        + "</article></body></html>").encode()
+    (tmp_path / "refs.warc.gz").write_bytes(
+        _warc([f"http://{c}.example/" for c in "abcd"], body))
+    out = tmp_path / "out"
+    assert cli.main(["ingest", "--wiki", str(tmp_path / "dump.xml.bz2"), "--warc",
+                     str(tmp_path / "refs.warc.gz"), "--out", str(out), "--num-shards", "1"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["balanced"]
+    assert summary["stages"]["pages"] == {
+        "in": 5, "kept": 2, "balanced": True,
+        "dropped": {"bad_id": 1, "bad_ns": 1, "duplicate_title": 1}}
+    rows = pq.read_table(out / "articles").to_pylist()
+    assert sorted((r["id"], r["title"], r["lead"]) for r in rows) == [
+        (4, "Delta", "Delta is a river in Ostrania."),
+        (8, "Gamma", "Gamma is a river in Ostrania \ufffd.")]
+    dead = {(d["record"], d["reason"]) for d in pq.read_table(out / "dead_letters").to_pylist()
+            if d["stage"] == "pages"}
+    assert dead == {("page #0", "bad_id"), ("2", "bad_ns"), ("3", "duplicate_title")}
 
 
 NO_ARTICLE = re.sub(r"<page><title>Alpha.*?</page>", "", DUMP, flags=re.S).encode()
@@ -439,6 +688,123 @@ def test_ingest_memory_stays_bounded_on_bombs(tmp_path):
     assert summary["balanced"]
     assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 1}  # the bomb, named
     assert summary["stages"]["pages"]["dropped"]["too_large"] == 1
+
+
+def _raw_response(url: str, block: bytes, length_off_by: int = 0) -> bytes:
+    """One plain WARC response record, its Content-Length off by ``length_off_by``."""
+    return (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " + url.encode()
+            + b"\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: %d"
+            b"\r\n\r\n" % (len(block) + length_off_by) + block + b"\r\n\r\n")
+
+
+def test_broken_warc_records_and_an_empty_warc_are_counted_and_the_rest_is_read(tmp_path,
+                                                                                 capsys):
+    """An HTTP/0.9 answer and a Content-Length 500 bytes short in a gzip-per-record WARC, one
+    5,000 bytes long in a plain WARC, and a zero-byte .warc.gz: each a counted dead letter, every
+    good record read, and the empty file named in a warning."""
+    page = ("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><article>" + "".join(
+        f"<p>Report {i}: the minister said on monday that talks with the rebels would resume in "
+        "the capital after the police reported clashes near the border.</p>\r\n"
+        for i in range(6)) + "</article></body></html>").encode()
+    good = [_raw_response(f"http://{c}.example/", page) for c in "abcde"]
+    (tmp_path / "dump.xml").write_text(DUMP)
+    (tmp_path / "members.warc.gz").write_bytes(b"".join(gzip.compress(r) for r in [
+        _raw_response("http://old.example/", b"<html><p>HTTP/0.9: no status line</p></html>"),
+        good[0], _raw_response("http://short.example/", page, -500), good[1]]))
+    (tmp_path / "plain.warc").write_bytes(b"".join(
+        [good[2], _raw_response("http://long.example/", page, 5000), good[3], good[4]]))
+    (tmp_path / "empty.warc.gz").write_bytes(b"")
+    out = tmp_path / "out"
+    assert cli.main(["ingest", "--wiki", str(tmp_path / "dump.xml"), "--warc",
+                     str(tmp_path / "*.warc*"), "--out", str(out), "--num-shards", "1"]) == 0
+    assert ("1 WARC/WET file(s) hold no record (a failed download?)"
+            in capsys.readouterr().err)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["balanced"]
+    assert summary["stages"]["files"] == {"in": 4, "kept": 3, "dropped": {"empty_file": 1},
+                                          "balanced": True}
+    records = summary["stages"]["records"]
+    assert (records["in"], records["kept"]) == (8, 5)
+    assert records["dropped"] == {"bad_http_header": 1, "length_mismatch": 2}
+    dead = {(d["input_file"].rsplit("/", 1)[-1], d["url"], d["reason"])
+            for d in pq.read_table(out / "dead_letters").to_pylist()
+            if d["stage"] in ("files", "records")}
+    assert dead == {("members.warc.gz", "http://old.example/", "bad_http_header"),
+                    ("members.warc.gz", "http://short.example/", "length_mismatch"),
+                    ("plain.warc", "http://long.example/", "length_mismatch"),
+                    ("empty.warc.gz", "", "empty_file")}
+
+
+# The whole ingest on WARCs of tiny 404 records, run twice in a child that reports each run's
+# peak memory: 100 records, then 3,000. Every record is a dead letter, written but never held
+# (a million such records took 2,346 MB, about 2 KB a letter). The record ids are 4 KB long, so
+# that a few thousand letters weigh what a million short ones would, in a test of seconds; the
+# spills are as much smaller than a job's (512 KB, not 8 MB), so that they spill many times.
+# pyarrow's own allocator keeps freed pages for a while: the system's shows what the job holds.
+MANY_404S = """
+import sys, zlib
+from wikisum.pipeline import beamio
+from wikisum.workflows import cli
+beamio.SPILL_BYTES = 512 * 1024
+folder = sys.argv[1]
+http = b"HTTP/1.1 404 Not Found\\r\\nContent-Type: text/html\\r\\n\\r\\nNot Found"
+def warc(path, n):
+    with open(path, "wb") as f:
+        for i in range(n):
+            z = zlib.compressobj(1, zlib.DEFLATED, 31)
+            f.write(z.compress(
+                b"WARC/1.0\\r\\nWARC-Type: response\\r\\nWARC-Target-URI: http://gone.example/%d"
+                b"\\r\\nWARC-Record-ID: <urn:x:%d:%s>\\r\\nContent-Type: application/http; "
+                b"msgtype=response\\r\\nContent-Length: %d\\r\\n\\r\\n"
+                % (i, i, b"p" * 4000, len(http)) + http + b"\\r\\n\\r\\n") + z.flush())
+open(folder + "/dump.xml", "w").write(sys.argv[2])
+for n in (100, 3000):
+    warc(f"{folder}/{n}.warc.gz", n)
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # VmHWM, the peak, counts from here
+    code = cli.main(["ingest", "--wiki", folder + "/dump.xml", "--warc", f"{folder}/{n}.warc.gz",
+                     "--out", f"{folder}/out{n}", "--num-shards", "1", "--shard-buffer", "1MB"])
+    with open("/proc/self/status") as status:
+        print(code, next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) // 1024)
+"""
+
+
+def test_dead_letters_are_written_in_memory_independent_of_their_number(tmp_path):
+    done = subprocess.run([sys.executable, "-c", MANY_404S, str(tmp_path), DUMP],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "system"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    (code_few, peak_few), (code_many, peak_many) = (
+        map(int, pair) for pair in re.findall(r"^(\d+) (\d+)$", done.stdout, re.M))
+    assert code_few == code_many == 0
+    summary = json.loads((tmp_path / "out3000" / "summary.json").read_text())
+    assert summary["balanced"] and summary["stages"]["records"]["dropped"] == {
+        "http_status": 3000}
+    dead = pq.read_table(tmp_path / "out3000" / "dead_letters", columns=["reason"])
+    assert dead.column("reason").to_pylist().count("http_status") == 3000
+    # The same peak within noise (it grew by 97 MB when the letters went through the shuffle).
+    assert peak_many - peak_few < 60, (peak_few, peak_many)
+
+
+class _SpilledWriters(PipelineVisitor):
+    def __init__(self):
+        self.found = []
+
+    def enter_composite_transform(self, node):
+        if isinstance(node.transform, beamio.WriteSpilledShards):
+            self.found.append(node.transform)
+
+
+def test_dead_letters_are_sorted_in_the_shard_buffer(tmp_path):
+    # Their sort was held to 8 MB whatever --shard-buffer said.
+    config = IngestConfig(wiki=(str(tmp_path / "dump.xml"),), out=str(tmp_path / "out"),
+                          warc=(str(tmp_path / "*.warc.gz"),), buffer_bytes=64 << 20)
+    p = beam.Pipeline()
+    job.build(p, config, "token")  # built, not run: nothing is read
+    writers = _SpilledWriters()
+    p.visit(writers)
+    assert [(w.buffer_bytes, w.spill_bytes) for w in writers.found] == [
+        (64 << 20, beamio.SPILL_BYTES)]
 
 
 # The job on the real files in ../shared/data (skipped when that folder is absent).

@@ -124,7 +124,7 @@ def test_loader_rebuilds_the_input_computed_directly(built):
     sp = vocab.load(str(out / "vocab.model"))
     sep = vocab.special_ids(sp).title_sep
     rankers = {name: extractors.get(name) for name in extractors.NAMES if name != "learned"}
-    rankers["learned"] = learned.load(str(out / "data" / "learned.pkl"))
+    rankers["learned"] = learned.load(str(out / "data" / "learned.json"))
     rows = list(data.rows("dev"))
     assert rows
     for row in rows[:3]:
@@ -192,7 +192,7 @@ def test_dataset_errors_are_clear(tmp_path, built):
 def test_rank_is_deterministic(built, tmp_path):
     out, _ = built
     assert cli.main(["rank", "--in", str(out / "ingest"), "--vocab", str(out / "vocab.model"),
-                     "--learned", str(out / "data" / "learned.pkl"), "--out", str(tmp_path),
+                     "--learned", str(out / "data" / "learned.json"), "--out", str(tmp_path),
                      "--rank-shards", "2"]) == 0
     for f in sorted((out / "data").glob("*-of-*.parquet")):
         assert pq.read_table(f).to_pylist() == pq.read_table(tmp_path / f.name).to_pylist()
@@ -200,14 +200,14 @@ def test_rank_is_deterministic(built, tmp_path):
 
 def test_learned_model_round_trip(built, tmp_path):
     out, _ = built
-    model = learned.load(str(out / "data" / "learned.pkl"))
-    model.save(str(tmp_path / "m.pkl"))
-    again = learned.load(str(tmp_path / "m.pkl"))
+    model = learned.load(str(out / "data" / "learned.json"))
+    model.save(str(tmp_path / "m.json"))
+    again = learned.load(str(tmp_path / "m.json"))
     paragraphs = ["The river rises on Mount Kessel.", "Parking charges will rise again.",
                   "The Ostra River flows into the Grey Sea after 80 km."]
     assert again.rank("Ostra River", paragraphs) == model.rank("Ostra River", paragraphs)
     with pytest.raises(FileNotFoundError, match="--train-learned"):
-        learned.load(str(tmp_path / "absent.pkl"))
+        learned.load(str(tmp_path / "absent.json"))
 
 
 def test_build_help_lists_its_outputs(capsys):

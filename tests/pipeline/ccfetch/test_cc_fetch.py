@@ -3,6 +3,9 @@ range is a counted failure, never a corrupt WARC), retries, and the WARC output 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -171,3 +174,106 @@ def test_the_client_gives_up_after_its_retries(server):
     finally:
         server.faults.clear()
     assert (e.value.reason, e.value.status, sleeps) == ("http_status", 503, [1.5, 3.0])
+
+
+@pytest.mark.parametrize("host", ["169.254.169.254", "[::ffff:169.254.169.254]",
+                                  "[::169.254.169.254]", "[64:ff9b::169.254.169.254]",
+                                  "[2002:a9fe:a9fe::1]", "[fd00:ec2::254]"])
+def test_the_client_never_connects_to_a_metadata_address(host, monkeypatch):
+    """The index and data servers' addresses pass the crawl's check (private ones allowed):
+    a metadata address, in any IPv6 spelling, is refused before any connection is tried."""
+    import socket
+
+    tried = []
+
+    def connect(address, *args, **kwargs):
+        tried.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    sleeps: list[float] = []
+    client = Client(user_agent="t", timeout_s=1.0, retries=2, backoff_s=1.0,
+                    sleep=sleeps.append)
+    with pytest.raises(RequestError) as e:
+        client.get(f"http://{host}/latest/meta-data/")
+    assert (e.value.reason, e.value.retryable, tried, sleeps) == ("address", False, [], [])
+    assert "cloud_metadata" in e.value.detail
+    # A loopback server (a local mirror) is still reached.
+    with pytest.raises(RequestError) as e:
+        client.get("http://127.0.0.1:9/x")
+    assert e.value.reason == "connection" and tried == [("127.0.0.1", 9)] * 3
+
+
+# A child process under a 1 GB address-space limit fetches from a loopback data server that
+# answers every range with 1.5 GB: a capture the index says is 2^40 bytes long is refused
+# before any request, and a small one is read no further than its length whether the server's
+# Content-Length lies or the answer runs until the connection closes.
+HUGE_RANGE = """
+import json, resource, sys, threading
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from wikisum.pipeline.ccfetch.captures import IndexCapture
+from wikisum.pipeline.ccfetch.client import Client
+from wikisum.pipeline.ccfetch.fetch import Fetcher, Resolved
+from wikisum.pipeline.ccfetch.records import CcFetchConfig
+from wikisum.pipeline.crawl.writer import WarcSink
+
+SEND = 3 << 29
+asked = []
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        asked.append(self.path)
+        first, last = self.headers["Range"].removeprefix("bytes=").split("-")
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {first}-{last}/*")
+        if "lying" in self.path:
+            self.send_header("Content-Length", str(SEND))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        block = bytes(1 << 20)
+        try:
+            for _ in range(SEND >> 20):
+                self.wfile.write(block)
+        except OSError:
+            pass
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass
+
+server = Server(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+config = CcFetchConfig(urls=(), out=sys.argv[1], retries=0,
+                       data_url=f"http://127.0.0.1:{server.server_address[1]}")
+client = Client(user_agent="t", timeout_s=5.0, retries=0, backoff_s=0)
+sink = WarcSink(sys.argv[1] + "/warc", "run", "g", 1 << 30, job="ccfetch")
+fetcher = Fetcher(config, client, sink)
+got = []
+for name, length in [("claims-2e40", 1 << 40), ("lying", 1000), ("close-delimited", 1000)]:
+    c = IndexCapture("com,example)/", "http://example.com/", "20170301000000", 200, "text/html",
+                     "", "", f"crawl-data/{name}.warc.gz", 0, length, "CC-MAIN-2017-13")
+    o = fetcher.fetch(Resolved(c.url, c.urlkey, (c,)))
+    got.append([name, o.outcome, o.reason])
+sink.close()
+with open("/proc/self/status") as status:
+    peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) // 1024
+print(json.dumps({"got": got, "asked": asked, "written": sink.files, "peak_mb": peak}))
+"""
+
+
+def test_a_huge_claimed_length_is_refused_before_fetching_and_reads_are_bounded(tmp_path):
+    done = subprocess.run([sys.executable, "-c", HUGE_RANGE, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["got"] == [["claims-2e40", "failed", "too_large"],
+                             ["lying", "failed", "range_mismatch"],
+                             ["close-delimited", "failed", "range_mismatch"]]
+    assert result["asked"] == ["/crawl-data/lying.warc.gz", "/crawl-data/close-delimited.warc.gz"]
+    assert result["written"] == [] and result["peak_mb"] < 600, result

@@ -1,12 +1,54 @@
-"""The columnar index: row-group ranges from the footer, the lookup structure over them, and
-reading only the row groups and rows wanted."""
+"""The two index sources: the URL index server's answers read line by line (hostile lines
+counted, never fatal), and the columnar index: row-group ranges from the footer, the lookup
+structure over them, and reading only the row groups and rows wanted."""
 
 from __future__ import annotations
 
+import json
 import random
 
-from wikisum.pipeline.ccfetch.index import RowGroup, RowGroupIndex, read_row_group, row_groups
+from wikisum.pipeline.ccfetch.client import Response
+from wikisum.pipeline.ccfetch.index import (
+    CdxApi,
+    RowGroup,
+    RowGroupIndex,
+    read_row_group,
+    row_groups,
+)
+from wikisum.pipeline.ccfetch.surt import surt_key
 from wikisum.pipeline.sample import ccindex
+
+CRAWL = "CC-MAIN-2017-13"
+
+
+class AnsweringClient:
+    """Answers every index query with the same body."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    def get(self, url, headers=None, *, max_bytes, ok):
+        return Response(200, {}, self.body, 1)
+
+
+def test_hostile_index_lines_are_counted_and_the_good_ones_kept():
+    url = "http://example.org/page"
+    good = {"urlkey": surt_key(url), "timestamp": "20170301000000", "url": url,
+            "mime": "text/html", "status": "200", "offset": "0", "length": "100",
+            "filename": "crawl-data/x.warc.gz"}
+    lines = [
+        "[" * 100_000 + "]" * 100_000,  # nested past any parser's stack
+        '{"a": ' * 50_000 + "1" + "}" * 50_000,
+        json.dumps(good),
+        json.dumps(good).replace(url, "http://example.org/\\ud800", 1),  # lone surrogates
+        json.dumps({**good, "redirect": "REDIRECT"}).replace("REDIRECT", "\\udfff"),
+        json.dumps({**good, "mime": "MIME"}).replace("MIME", "text/\\ud800"),
+    ]
+    api = CdxApi("http://index.test", [CRAWL], "", AnsweringClient("\n".join(lines).encode()))
+    found, bad = api.captures(CRAWL, url, surt_key(url))
+    assert [c.url for c in found] == [url] and bad == 5
+    result = api.lookup(surt_key(url), url)
+    assert (len(result.captures), result.bad_lines, result.error) == (1, 5, "")
 
 
 def brute(groups, key):
