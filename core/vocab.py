@@ -167,16 +167,17 @@ def with_special_pieces(model: bytes) -> tuple[bytes, list[str]]:
     return extended, added
 
 
-def with_pieces(model: bytes, pieces) -> tuple[bytes, list[str]]:
+def with_pieces(model: bytes, pieces, *, control: bool = False) -> tuple[bytes, list[str]]:
     """``model`` with those of ``pieces`` it lacks appended as user-defined pieces (matched in
-    text as one token), every existing piece keeping its id; returns the model and what was
-    added (see :func:`with_special_pieces`)."""
+    text as one token), or with ``control`` as control pieces (never produced from text, and
+    decoded to nothing: markers only a caller places), every existing piece keeping its id;
+    returns the model and what was added (see :func:`with_special_pieces`)."""
     sp = spm.SentencePieceProcessor(model_proto=model)
     tail, added = bytearray(), []
     for piece in pieces:
         if piece not in added and sp.piece_to_id(piece) == sp.unk_id() \
                 and piece != sp.id_to_piece(sp.unk_id()):
-            tail += _piece(piece, _USER_DEFINED)
+            tail += _piece(piece, _CONTROL if control else _USER_DEFINED)
             added.append(piece)
     if not tail:
         return model, []
