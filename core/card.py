@@ -184,7 +184,11 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
                  "paragraph (text, ids, reference, corpora) and every extractor x corpus "
                  "ranking: columns `id`, `title`, `split`, `title_ids`, `lead`, `lead_ids`, "
                  "`reference_urls`, `paragraphs`, `rankings` (wikisum's docs/data.md, "
-                 "`RANKED`).\n")
+                 "`RANKED`)" + (
+                     "; and the whole article as a target: `article_ids` (the lead, then each "
+                     "section as `<sec>` title `<eoh>` text) and `section_boundaries` (the "
+                     "token count after each section, cumulative, as tensor2tensor's)"
+                     if "article" in info.get("targets", []) else "") + ".\n")
     parts.append(_vocab_section(info, prefix))
     parts.append("## Licence\n\n" + (IMPORTED_LICENCE.format(imported) if imported
                                         else LICENCE) + "\n")
@@ -192,6 +196,7 @@ def _ranked_body(info: dict, prefix: str, where: str) -> str:
         f"- format: {info.get('format')}",
         f"- extractors: {', '.join(info.get('extractors', []))}",
         f"- corpora: {', '.join(info.get('corpora', []))}",
+        f"- targets: {', '.join(info.get('targets', ['lead']))}",
         f"- articles an extractor failed on (left out): {info.get('errors', 0)}",
         f"- ranked from: `{_shown_path(info.get('source'), prefix)}`",
         f"- shards per split: {info.get('num_shards')}"]

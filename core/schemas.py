@@ -144,6 +144,11 @@ RANKED = pa.schema([
     # The example's id in the dataset it was imported from (`wikisum import`): null in a build
     # (whose `id` is the page id and whose articles are named by title).
     pa.field("source_id", pa.string()),
+    # The whole article as a target (`rank --targets lead,article`; null otherwise): the lead,
+    # then each section as <sec> title <eoh> text (wikisum.core.articlelayout), no </s>; and
+    # the token count after each section, cumulative (tensor2tensor's section_boundaries).
+    pa.field("article_ids", pa.list_(pa.int32())),
+    pa.field("section_boundaries", pa.list_(pa.int32())),
 ], metadata={"wikisum.table": "ranked", "wikisum.format": str(FORMAT_VERSION)})
 
 ALL["ranked"] = RANKED

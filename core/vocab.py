@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import sentencepiece as spm
 
 from wikisum.core import files, outputs, shards
+from wikisum.core.articlelayout import PIECES as ARTICLE_PIECES
 from wikisum.core.records import stable_hash
 from wikisum.core.vocab_config import DEFAULT_MAX_TEXTS, DEFAULT_SIZE
 
@@ -95,8 +96,11 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
         # input_sentence_size 0: every line (sentencepiece refuses sizes 1 to 100).
         max_sentence_length=16384, input_sentence_size=0, shuffle_input_sentence=False,
         num_threads=1, minloglevel=2)
-    shards.write_bytes(out_path, model.getvalue())  # whole or not at all
-    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    # the section markers of whole-article targets (wikisum.core.articlelayout), appended as
+    # control pieces after every trained piece, so that no trained id moves
+    data, _ = with_pieces(model.getvalue(), ARTICLE_PIECES, control=True)
+    shards.write_bytes(out_path, data)  # whole or not at all
+    sp = spm.SentencePieceProcessor(model_proto=data)
     log.info("vocab: %d pieces -> %s", sp.get_piece_size(), out_path)
     return special_ids(sp)
 

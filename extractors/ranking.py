@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from wikisum.core import articlelayout
 from wikisum.core.inputs import CORPORA
 
 _CORPUS_SOURCE = {"citations": "citation", "search": "search"}
@@ -50,10 +51,12 @@ def rank_paragraphs(title: str, lead: str, paragraphs: list[dict], rankers: dict
 
 
 def rank_article(row: dict, sp, rankers: dict, corpora: Sequence[str] = CORPORA,
-                 query: str | None = None) -> dict:
+                 query: str | None = None, targets: Sequence[str] = ("lead",)) -> dict:
     """One ingest row (schema ``ARTICLES``) -> one training row (schema ``RANKED``): the title,
     the lead and every paragraph tokenised once with ``sp``, and every ranking. ``query``
-    replaces the title as the title-based extractors' query (a dataset without titles)."""
+    replaces the title as the title-based extractors' query (a dataset without titles). With
+    ``"article"`` in ``targets`` the whole article is a target too (``article_ids``,
+    ``section_boundaries``: :mod:`wikisum.core.articlelayout`)."""
     paragraphs = [{"text": text, "reference": r, "sources": list(ref["sources"])}
                   for r, ref in enumerate(row["references"]) for text in ref["paragraphs"]]
     texts = [p["text"] for p in paragraphs]
@@ -62,7 +65,7 @@ def rank_article(row: dict, sp, rankers: dict, corpora: Sequence[str] = CORPORA,
         p["ids"] = p_ids
     rankings = rank_paragraphs(row["title"] if query is None else query, row["lead"],
                                paragraphs, rankers, corpora)
-    return {
+    out = {
         "id": row["id"],
         "title": row["title"],
         "split": row["split"],
@@ -73,3 +76,7 @@ def rank_article(row: dict, sp, rankers: dict, corpora: Sequence[str] = CORPORA,
         "paragraphs": paragraphs,
         "rankings": rankings,
     }
+    if "article" in targets:
+        sections = articlelayout.article_sections(row["lead"], row.get("sections") or [])
+        out["article_ids"], out["section_boundaries"] = articlelayout.encode_article(sections, sp)
+    return out

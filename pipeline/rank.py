@@ -34,7 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from wikisum import extractors
-from wikisum.core import accounting, card, loader, outputs, schemas, shards, vocab
+from wikisum.core import accounting, articlelayout, card, loader, outputs, schemas, shards, vocab
 from wikisum.core.accounting import IN, KEPT
 from wikisum.core.inputs import CORPORA as CORPORA
 from wikisum.core.inputs import DEFAULT_INPUT as DEFAULT_INPUT
@@ -76,7 +76,8 @@ class RankArticles(beam.DoFn):
         self.progress.update()
         yield tally(RANK, IN)
         try:
-            out = rank_article(row, self.sp, self.rankers, self.config.corpora)
+            out = rank_article(row, self.sp, self.rankers, self.config.corpora,
+                               targets=self.config.targets)
         except Exception as exc:  # one article that breaks an extractor is a dead letter
             yield tally(RANK, "error")
             yield TaggedOutput(DEAD, DeadLetter("", str(row.get("id")), row.get("url", ""),
@@ -156,6 +157,7 @@ def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dic
         corpora=list(config.corpora), learned=config.learned, num_shards=config.num_shards,
         rows=rows, errors=errors, source=config.ingest_dir, inputs=list(config.inputs),
         input_rows=input_rows, stages=accounting.stages(counts, [RANK]),
+        targets=list(config.targets),
         **({"corpora_note": T2T_LISTS_NOTE} if tuple(config.corpora) == ("combined",) else {}))
 
 
@@ -212,7 +214,13 @@ def preflight(config: RankConfig) -> None:
     the job."""
     for path in outputs.article_shards(config.ingest_dir):
         shards.row_count(path)
-    vocab.load(config.vocab)
+    sp = vocab.load(config.vocab)
+    if "article" in config.targets:
+        try:
+            articlelayout.section_ids(sp)
+        except articlelayout.MissingPieces as exc:
+            raise ValueError(f"--targets article: {config.vocab}: {exc}; or train the "
+                             "vocabulary again (`wikisum vocab`), which adds them") from None
 
 
 def run(config: RankConfig, pipeline_options) -> dict | None:

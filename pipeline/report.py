@@ -19,7 +19,8 @@ extractors are paired). The bootstrap is a ``CombineFn``: its state is ``B`` sum
 mergeable across workers, so memory does not grow with the number of articles.
 
 Dataset statistics (paper, Table 2) come from the ingest shards that the dataset was ranked from
-(``dataset.json``'s ``source``): percentiles of lead size, number of citations, citation size,
+(``dataset.json``'s ``source``): percentiles of lead size, article size (the lead and every
+section, headings included), number of sections after the lead, number of citations, citation size,
 number of search results and search-result size, in words; citation coverage; clones and self
 pages removed. Beam's ``ApproximateQuantiles`` keeps them bounded (exact on small data).
 
@@ -51,7 +52,8 @@ log = logging.getLogger("wikisum.report")
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 PERCENTILES = (20, 40, 50, 60, 80, 100)
-STAT_NAMES = ("lead_words", "citations", "citation_words", "search_results", "search_words")
+STAT_NAMES = ("lead_words", "article_words", "sections", "citations", "citation_words",
+              "search_results", "search_words")
 TOTAL_NAMES = ("articles", "citations_listed", "citations_found", "search_listed",
                "search_found", "clones_removed", "self_removed", "other_language_removed",
                "duplicate_references_removed", "duplicate_paragraphs_removed")
@@ -290,7 +292,12 @@ def article_stats(row: dict) -> tuple[list[tuple[str, float]], dict[str, int]]:
     def words(ref):
         return sum(len(p.split()) for p in ref["paragraphs"])
 
-    values = [("lead_words", len(row["lead"].split())), ("citations", len(citations)),
+    sections = row.get("sections") or []
+    # the whole article, as its targets hold it (section 6): the lead, then each heading and text
+    article = len(row["lead"].split()) + sum(len(s["title"].split()) + len(s["text"].split())
+                                              for s in sections)
+    values = [("lead_words", len(row["lead"].split())), ("article_words", article),
+              ("sections", len(sections)), ("citations", len(citations)),
               ("search_results", len(search))]
     values += [("citation_words", words(r)) for r in citations]
     values += [("search_words", words(r)) for r in search]

@@ -21,7 +21,8 @@ import matplotlib.ticker  # noqa: E402
 from wikisum.core.text import content_words, words  # noqa: E402
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
-STAT_LABELS = {"lead_words": "Lead size", "citations": "# citations",
+STAT_LABELS = {"lead_words": "Lead size", "article_words": "Article size",
+               "sections": "# sections", "citations": "# citations",
                "citation_words": "Citation size", "search_results": "# search results",
                "search_words": "Search-result size"}
 COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3"]

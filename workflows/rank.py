@@ -66,6 +66,11 @@ def add_arguments(p) -> None:
                         "card, the first one the default), or 'all': every extractor x corpus "
                         f"at L {DEFAULT_INPUT.max_input_tokens} (default: "
                         "%(default)s)")
+    p.add_argument("--targets", default=",".join(rank_config.DEFAULT_TARGETS),
+                   metavar="lead[,article]",
+                   help="targets each row holds: the lead (always), and with 'article' the "
+                        "whole article, its sections marked (the paper's section 6) "
+                        "(default: %(default)s)")
     checks.add_option(p, "--shards", retired=["--rank-shards"], dest="rank_shards",
                       type=checks.count(1, 100_000), default=rank_config.DEFAULT_SHARDS,
                       metavar="N",
@@ -131,7 +136,8 @@ def with_model_inputs(args, config, dry_run: bool = False):
         raise ValueError(f"--model-inputs {', '.join(outside)}: {config.ingest_dir} has the "
                          f"corpora {', '.join(corpora)} only (tensor2tensor's URL lists without "
                          "a dump do not tell citations from search results)")
-    return replace(config, inputs=inputs, corpora=tuple(corpora))
+    return replace(config, inputs=inputs, corpora=tuple(corpora),
+                   targets=rank_config.parse_targets(getattr(args, "targets", "lead")))
 
 
 def ingest_corpora(ingest_dir: str) -> list[str] | None:

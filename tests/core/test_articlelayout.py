@@ -28,11 +28,14 @@ def sp(tmp_path_factory):
     path = tmp_path_factory.mktemp("vocab") / "vocab.model"
     corpus = (TITLES + TEXTS + [LEAD, "See also"]) * 40 + \
         [f"filler words number {i} and more" for i in range(200)]
-    vocab.train_vocab(corpus, str(path), size=400)
+    vocab.train_vocab(corpus, str(path), size=400)  # appends the markers as control pieces
     model, added = vocab.with_pieces(path.read_bytes(), PIECES, control=True)
-    assert added == list(PIECES)
-    import sentencepiece as spm
-    return spm.SentencePieceProcessor(model_proto=model)
+    assert added == []
+    sp = vocab.load(str(path))
+    assert all(sp.is_control(sp.piece_to_id(p)) for p in PIECES)
+    assert [sp.id_to_piece(i) for i in range(sp.get_piece_size() - 2, sp.get_piece_size())] == \
+        list(PIECES)  # last: every trained id as it was
+    return sp
 
 
 def _article():
@@ -78,13 +81,25 @@ def test_a_model_output_without_title_ends_is_still_read(sp):
     assert decode_article([], sp) == [ArticleSection("", "")]
 
 
-def test_a_vocabulary_without_the_section_piece_is_refused(tmp_path):
-    path = tmp_path / "v.model"
-    vocab.train_vocab([f"some words {i}" for i in range(100)], str(path), size=60)
+def test_a_vocabulary_without_the_section_pieces_is_refused_and_they_can_be_added(tmp_path):
     import sentencepiece as spm
+
+    # a vocabulary of an older wikisum: no markers
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter([f"some words {i}" for i in range(100)]),
+        model_prefix=str(tmp_path / "old"), vocab_size=40, hard_vocab_limit=False,
+        user_defined_symbols=[vocab.TITLE_SEP, vocab.SEP], minloglevel=2)
+    old = (tmp_path / "old.model").read_bytes()
     with pytest.raises(MissingPieces, match="no control piece <sec>.*with_pieces"):
         encode_article([ArticleSection("", "some words")],
-                       spm.SentencePieceProcessor(model_file=str(path)))
+                       spm.SentencePieceProcessor(model_proto=old))
+    model, added = vocab.with_pieces(old, PIECES, control=True)
+    assert added == list(PIECES)
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    before = spm.SentencePieceProcessor(model_proto=old)
+    assert sp.encode("some words 7") == before.encode("some words 7")  # no id moved
+    ids, _ = encode_article([ArticleSection("", "some words"), ArticleSection("s", "words")], sp)
+    assert decode_article(ids, sp)[1] == ArticleSection("s", "words")
 
 
 def test_tensor2tensors_text_layout_and_back():

@@ -228,3 +228,54 @@ def test_read_ingest_shards_checks_the_ingest_output_when_the_job_runs(built, tm
     with pytest.raises(Exception, match=f"rerun `wikisum ingest --out {unfinished}`"):
         with BeamTestPipeline() as p:
             _ = p | rank.ReadIngestShards(str(unfinished))
+
+
+def test_article_targets_decode_back_into_every_sample_articles_sections(built, tmp_path):
+    from wikisum.core import articlelayout, outputs, shards
+
+    out, _ = built
+    data = tmp_path / "data"
+    assert cli.main(["rank", "--in", str(out / "ingest"), "--vocab", str(out / "vocab.model"),
+                     "--out", str(data), "--shards", "1", "--targets", "lead,article"]) == 0
+    info = json.loads((data / "dataset.json").read_text())
+    assert info["targets"] == ["lead", "article"]
+    assert "`article_ids`" in (data / "README.md").read_text()
+    sp = vocab.load(str(out / "vocab.model"))
+    ingest = {r["id"]: r for r in shards.iter_rows(outputs.article_shards(str(out / "ingest")),
+                                                   ["id", "lead", "sections"])}
+    rows = [r for f in sorted(data.glob("*-of-*.parquet")) for r in pq.read_table(f).to_pylist()]
+    assert rows and len(rows) == sum(info["rows"].values())
+    with_sections = 0
+    for row in rows:
+        article = articlelayout.article_sections(ingest[row["id"]]["lead"],
+                                                 ingest[row["id"]]["sections"])
+        back = articlelayout.decode_article(row["article_ids"], sp)
+        assert back == [articlelayout.ArticleSection(sp.decode(sp.encode(s.title)),
+                                                     sp.decode(sp.encode(s.text)))
+                        for s in article]
+        bounds = row["section_boundaries"]
+        assert len(bounds) == len(article) and bounds[-1] == len(row["article_ids"])
+        assert bounds[0] == len(row["lead_ids"]) and bounds == sorted(bounds)
+        with_sections += len(article) > 1
+    assert with_sections >= len(rows) // 2  # the sample's articles have sections
+
+
+def test_article_targets_are_refused_with_a_vocabulary_without_the_markers(built, tmp_path):
+    out, _ = built
+    import sentencepiece as spm
+
+    sp = vocab.load(str(out / "vocab.model"))
+    assert sp.is_control(sp.piece_to_id("<sec>")) and sp.is_control(sp.piece_to_id("<eoh>"))
+    # a vocabulary of an older wikisum: trained as before, without the two appended pieces
+    old = tmp_path / "old.model"
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(["some words here", "and more words"] * 50),
+        model_prefix=str(old.with_suffix("")), vocab_size=40, hard_vocab_limit=False,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3, user_defined_symbols=["<t>", "<sep>"],
+        minloglevel=2)
+    with pytest.raises(SystemExit, match="--targets article: .*no control piece <sec>"):
+        cli.main(["rank", "--in", str(out / "ingest"), "--vocab", str(old),
+                  "--out", str(tmp_path / "o"), "--targets", "lead,article"])
+    with pytest.raises(SystemExit, match="--targets heading"):
+        cli.main(["rank", "--in", str(out / "ingest"), "--vocab", str(out / "vocab.model"),
+                  "--out", str(tmp_path / "o2"), "--targets", "lead,heading"])

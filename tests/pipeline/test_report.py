@@ -471,3 +471,18 @@ def test_report_renders_in_a_browser(reported, tmp_path):
     assert widest <= body + 1
     assert lead["right"] <= ext["left"] and abs(lead["top"] - ext["top"]) < 5  # side by side
     assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_table_2_counts_the_whole_article_and_its_sections():
+    row = {"lead": "one two three", "references": [
+        {"sources": ["citation"], "paragraphs": ["a b", "c"]},
+        {"sources": ["search", "citation"], "paragraphs": ["d e f g"]}],
+        "sections": [{"title": "Early life", "level": 2, "text": "four five"},
+                     {"title": "See also", "level": 2, "text": ""}]}
+    values, totals = report.article_stats(row)
+    got = dict((n, v) for n, v in values if n in ("lead_words", "article_words", "sections"))
+    # 3 lead words + (2 + 2) + (2 + 0) heading and text words; 2 sections after the lead
+    assert got == {"lead_words": 3, "article_words": 9, "sections": 2}
+    assert sorted(v for n, v in values if n == "citation_words") == [3, 4]
+    assert totals["articles"] == 1
+
