@@ -81,8 +81,10 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
                 model_type: str = "unigram") -> SpecialIds:
     """Train a sentencepiece model on ``texts`` and write it to ``out_path``.
 
-    ``size`` is an upper bound: on a small corpus sentencepiece stops at the number of pieces
-    the text supports (``hard_vocab_limit=False``) instead of failing. ``model_type`` is
+    ``size`` is an upper bound, the two control pieces that mark an article's sections
+    (:data:`wikisum.core.articlelayout.PIECES`, appended after the trained pieces) included: on
+    a small corpus sentencepiece stops at the number of pieces the text supports
+    (``hard_vocab_limit=False``) instead of failing. ``model_type`` is
     ``"unigram"`` (WikiSum) or ``"bpe"`` (the headline-pair data of AdaDec, Peng et al. 2019).
     """
     if model_type not in MODEL_TYPES:
@@ -90,7 +92,9 @@ def train_vocab(texts: list[str], out_path: str, size: int = DEFAULT_SIZE,
     model = io.BytesIO()
     lines = [line for text in texts for line in text.split("\n") if line.strip()]
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=model, vocab_size=size,
+        # the two article markers appended below count in ``size``
+        sentence_iterator=iter(lines), model_writer=model,
+        vocab_size=max(size - len(ARTICLE_PIECES), 8),
         model_type=model_type, character_coverage=0.9995, hard_vocab_limit=False,
         pad_id=0, unk_id=1, bos_id=2, eos_id=3, user_defined_symbols=[TITLE_SEP, SEP],
         # input_sentence_size 0: every line (sentencepiece refuses sizes 1 to 100).
