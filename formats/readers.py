@@ -184,20 +184,29 @@ def _wikicatsum_lines(src_line: str, tgt_line: str, split: str, id_: str) -> Sou
                          summary_of(wikicatsum_text(tgt_line)))
 
 
-def read_wikicatsum(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
-    """WikiCatSum: GEM's JSON Lines or Parquet (``id`` is ``gem_id``, unique across the three
-    domains; topic labels in ``extra``), or the release's ``.src``/``.tgt`` text files."""
+def _tables_and_lines(paths: Iterable[str], from_record: Callable[[object, str, str],
+                      SourceExample], from_lines: Callable[[str, str, str, str], SourceExample]
+                      ) -> Iterator[SourceExample | Problem]:
+    """The examples of a format read either as table files (JSON Lines, CSV, Parquet: each
+    record through ``from_record(record, split, id)``) or as a release's line-aligned
+    ``.src``/``.tgt`` files (each pair through ``from_lines(src, tgt, split, id)``)."""
     chosen = expand(paths, lambda p: is_table(p) or is_source_text(p))
     for path in chosen:
         if is_table(path):
             split = require_split(path)
             yield from convert(table_records(path), path, lambda i, r, path=path, split=split:
-                               _wikicatsum_record(r, split, f"{file_name(path)}:{i}"))
+                               from_record(r, split, f"{file_name(path)}:{i}"))
     for src in text_sources(chosen):
         split = require_split(src)
         yield from convert(line_pairs(src, target_of(src)), src,
                            lambda i, r, src=src, split=split:
-                           _wikicatsum_lines(r[0], r[1], split, f"{file_name(src)}:{i}"))
+                           from_lines(r[0], r[1], split, f"{file_name(src)}:{i}"))
+
+
+def read_wikicatsum(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+    """WikiCatSum: GEM's JSON Lines or Parquet (``id`` is ``gem_id``, unique across the three
+    domains; topic labels in ``extra``), or the release's ``.src``/``.tgt`` text files."""
+    return _tables_and_lines(paths, _wikicatsum_record, _wikicatsum_lines)
 
 
 def _multinews_record(record, split: str, id_: str) -> SourceExample:
@@ -212,18 +221,8 @@ def _multinews_record(record, split: str, id_: str) -> SourceExample:
 def read_multinews(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
     """Multi-News: the hub's files (JSON Lines, CSV, Parquet with ``document`` and ``summary``)
     or the release's ``{split}.src[.cleaned]``/``{split}.tgt`` lines."""
-    chosen = expand(paths, lambda p: is_table(p) or is_source_text(p))
-    for path in chosen:
-        if is_table(path):
-            split = require_split(path)
-            yield from convert(table_records(path), path, lambda i, r, path=path, split=split:
-                               _multinews_record(r, split, f"{file_name(path)}:{i}"))
-    for src in text_sources(chosen):
-        split = require_split(src)
-        yield from convert(line_pairs(src, target_of(src)), src,
-                           lambda i, r, src=src, split=split: _multinews_record(
-                               {"document": r[0], "summary": r[1]}, split,
-                               f"{file_name(src)}:{i}"))
+    return _tables_and_lines(paths, _multinews_record, lambda src, tgt, split, id_:
+                             _multinews_record({"document": src, "summary": tgt}, split, id_))
 
 
 def _generic_record(record, path: str, id_: str) -> SourceExample:

@@ -373,16 +373,24 @@ class _WriteShard(beam.DoFn):
         self.schema, self.sort_key, self.buffer_bytes = schema, sort_key, buffer_bytes
 
     def process(self, item):
-        key, rows = item
+        key, entries = item
         final = self.finals[key]
         started = time.monotonic()
         temporary = staging_path(self.staging, final)
-        n = shards.write_sorted_table((r for r in rows if r is not None), temporary, self.schema,
-                                      self.sort_key, buffer_bytes=self.buffer_bytes)
+        n = shards.write_sorted_table(self._rows(entries), temporary, self.schema,
+                                      self.sort_key, buffer_bytes=self.buffer_bytes,
+                                      **self._table_options())
         Metrics.counter(COUNTERS, "shards:written").inc()
         log.info("%s: %d rows staged in %.1f s", final.rsplit("/", 1)[-1], n,
                  time.monotonic() - started)
         yield Staged(final, temporary, n)
+
+    @staticmethod
+    def _rows(entries):
+        return (r for r in entries if r is not None)  # None: the shard's marker
+
+    def _table_options(self) -> dict:
+        return {}
 
 
 class WriteShards(beam.PTransform):
@@ -487,19 +495,8 @@ class _WriteSpilledShard(_WriteShard):
     """One shard from its rows and part files, the parts read a batch at a time; its row
     groups are no bigger than ``buffer_bytes`` either."""
 
-    def process(self, item):
-        key, entries = item
-        final = self.finals[key]
-        started = time.monotonic()
-        temporary = staging_path(self.staging, final)
-        n = shards.write_sorted_table(
-            self._rows(entries), temporary, self.schema, self.sort_key,
-            buffer_bytes=self.buffer_bytes,
-            row_group_bytes=min(self.buffer_bytes, shards.ROW_GROUP_BYTES))
-        Metrics.counter(COUNTERS, "shards:written").inc()
-        log.info("%s: %d rows staged in %.1f s", final.rsplit("/", 1)[-1], n,
-                 time.monotonic() - started)
-        yield Staged(final, temporary, n)
+    def _table_options(self) -> dict:
+        return {"row_group_bytes": min(self.buffer_bytes, shards.ROW_GROUP_BYTES)}
 
     @staticmethod
     def _rows(entries):

@@ -12,14 +12,12 @@ per file and process).
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 
-from wikisum.core import files
+from wikisum.core import ownership
 
 KEY = "vocab_sha256"  # in RUN/config.json and each checkpoint
-CHUNK = 1 << 20
 
 _warned: set[str] = set()
 
@@ -30,11 +28,7 @@ class VocabularyMismatch(ValueError):
 
 def sha256(path: str | Path) -> str:
     """The hex SHA-256 of the file's bytes (a local path or a URL)."""
-    digest = hashlib.sha256()
-    with files.open_read(str(path)) as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return ownership.sha256(str(path))
 
 
 def check(path: str | Path, expected: str | None, recorded_in: str, remedy: str) -> str | None:
