@@ -15,7 +15,7 @@ TEST_WORKERS ?= auto
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.wikisum-installed
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint clean browser
 
 setup: $(STAMP)
 
@@ -28,6 +28,18 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -e ".[pipeline,dev]"
 	touch $(STAMP)
 
+# The tests open every page the tool writes in a real headless browser: Debian's chromium
+# package (driven by playwright's Python package, which downloads no browser). Installed with
+# apt where missing and we are root (CI); otherwise the browser tests say how to install it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	        || echo "apt-get could not install chromium: the browser tests will say so"; \
+	    else \
+	      echo "no chromium: the browser tests skip (install: sudo apt-get install -y chromium)"; \
+	    fi; }
+
 demo: $(STAMP)
 	$(BIN)/wikisum demo --out $(DEMO_OUT)
 
@@ -35,7 +47,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
-test: lint
+test: lint browser
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:

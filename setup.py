@@ -22,6 +22,9 @@ BASE = [
     "fsspec>=2023.1",
     "sentencepiece>=0.2.0",
     "scikit-learn>=1.4",
+    # The t and normal distributions of the human-evaluation statistics (scikit-learn needs it
+    # too; named because wikisum imports it).
+    "scipy>=1.10",
     "networkx>=3.2",
     "pyyaml>=6",
     "rouge-score>=0.1.2",
@@ -81,6 +84,9 @@ EXTRAS = {
         "datasketch>=1.6",
         # A test loads a build with it.
         "datasets>=2.16",
+        # Drives Debian's chromium (never a downloaded browser) in the tests that open the
+        # pages the tool writes: the extractor report, the human-evaluation and compare pages.
+        "playwright>=1.40",
     ],
 }
 

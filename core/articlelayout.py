@@ -33,6 +33,34 @@ class ArticleSection:
     text: str
 
 
+@dataclass(frozen=True)
+class Article:
+    """A whole article: its title and its sections, the lead first (title "")."""
+
+    title: str
+    sections: tuple[ArticleSection, ...]
+
+    @property
+    def lead(self) -> str:
+        return self.sections[0].text if self.sections else ""
+
+    @property
+    def headings(self) -> list[str]:
+        """The titles of the sections after the lead."""
+        return [s.title for s in self.sections[1:]]
+
+    @property
+    def text(self) -> str:
+        """The article in tensor2tensor's text layout (:func:`t2t_text`)."""
+        return t2t_text(self.sections)
+
+    def markdown(self) -> str:
+        return markdown(self.title, self.sections)
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def article_sections(lead: str, sections: Iterable[dict]) -> list[ArticleSection]:
     """An ingested article (its ``lead`` and ``sections`` rows: title, level, text) as the lead
     and its later sections. A section without text keeps its heading (a parent section whose

@@ -13,6 +13,15 @@ same way; the input is the source's ids cut to L, and extractor and corpus are i
 
     for ex in Dataset("build/gigaword").examples("train", max_input_tokens=100, exemplars=True):
         ex.inputs, ex.targets, ex.exemplar  # exemplar: see `wikisum exemplars`
+
+Two views of a ranked dataset serve the paper's whole-article models (section 6):
+``target="article"`` makes the target the whole article (the lead, then each section as
+``<sec>`` title ``<eoh>`` text: :mod:`wikisum.core.articlelayout`; a build with
+``--targets lead,article``), and ``inputs="title"`` makes the input the title and ``<t>``
+alone, the paper's title-only model:
+
+    data.examples("train", "tfidf", "combined", 6000, target="article")
+    data.examples("train", target="article", inputs="title")
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ class Example:
     id: int
     title: str
     inputs: list[int]
-    targets: list[int]  # the lead's ids, without </s>
+    targets: list[int]  # the lead's ids (or the article's: target="article"), without </s>
     exemplar: list[int] | None = None  # the retrieved training target's ids (AdaDec, AttExp)
 
 
@@ -72,6 +81,15 @@ def ranked_texts(row: dict, extractor: str, corpus: str) -> list[str]:
     """The paragraphs' texts in rank order (for extractive evaluation)."""
     return [row["paragraphs"][i]["text"] for i in ranking(row, extractor, corpus)]
 
+
+# What a ranked dataset's examples are made of: the target (the lead, or the whole article where
+# the build wrote it) and the input (the ranked references after the title, or the title alone).
+TARGETS = ("lead", "article")
+TARGET_COLUMNS = {"lead": "lead_ids", "article": "article_ids"}
+INPUT_VIEWS = ("ranked", "title")
+# The paper trains the whole-article model on at most 2,192 target tokens, skipping longer
+# examples; a lead is not cut (section 4.2.1).
+DEFAULT_MAX_TARGET_TOKENS = {"lead": None, "article": 2192}
 
 KINDS = ("ranked", "pairs")  # dataset.json "kind"; absent means "ranked"
 SPLITS = ("train", "dev", "test")  # listed first, in this order, by Dataset.splits
@@ -204,10 +222,34 @@ class Dataset:
             raise ValueError(f"{info_path}: unknown dataset kind {self.kind!r}; expected one "
                              f"of {KINDS}")
         self._exemplar_targets: dict[int, tuple[int, ...]] | None = None
+        self._exemplar_target = "lead"
 
     @property
-    def target_column(self) -> str:
-        return "target_ids" if self.kind == "pairs" else "lead_ids"
+    def targets(self) -> list[str]:
+        """The targets the rows hold (dataset.json ``targets``; the lead where it says none)."""
+        if self.kind == "pairs":
+            return ["lead"]
+        return list(self.info.get("targets") or ["lead"])
+
+    def target_column(self, target: str = "lead") -> str:
+        """The column of ``target``'s ids (:func:`check_view` first for a clear error)."""
+        return "target_ids" if self.kind == "pairs" else TARGET_COLUMNS[target]
+
+    def check_view(self, target: str = "lead", inputs: str = "ranked") -> None:
+        """Raises ValueError, saying what to do, when the dataset cannot give examples of
+        ``target`` from ``inputs``."""
+        if target not in TARGETS:
+            raise ValueError(f"target {target!r}: choose from {', '.join(TARGETS)}")
+        if inputs not in INPUT_VIEWS:
+            raise ValueError(f"inputs {inputs!r}: choose from {', '.join(INPUT_VIEWS)}")
+        if self.kind == "pairs" and (target, inputs) != ("lead", "ranked"):
+            raise ValueError(f"{self.dir} is a headline-pairs dataset: its examples are its "
+                             "sources and targets (target=lead, inputs=ranked), it has no "
+                             "articles or titles")
+        if target not in self.targets:
+            raise ValueError(f"{self.dir} has no {target} targets (its dataset.json: targets "
+                             f"{self.targets}): build it with `wikisum rank --targets "
+                             f"lead,{target}` (or `wikisum build --targets lead,{target}`)")
 
     def files(self, split: str) -> list[str]:
         """The split's shards, checked to be the whole set dataset.json records; [] for a split
@@ -264,16 +306,21 @@ class Dataset:
         return shards.iter_rows(self.split_files(split), columns)
 
     def examples(self, split: str, extractor: str | None = None, corpus: str | None = None,
-                 max_input_tokens: int | None = None, *,
-                 exemplars: bool = False) -> Iterator[Example]:
+                 max_input_tokens: int | None = None, *, exemplars: bool = False,
+                 target: str = "lead", inputs: str = "ranked") -> Iterator[Example]:
         """The split's examples in shard order; for pairs, extractor and corpus are ignored and
         ``max_input_tokens`` None keeps whole sources. ``exemplars``: attach each example's
-        retrieved training target (``Example.exemplar``)."""
+        retrieved training target (``Example.exemplar``, of the same ``target``).
+        ``target``: "lead" or "article"; ``inputs``: "ranked" or "title" (the title and
+        ``<t>`` only; extractor and corpus are not read then)."""
+        self.check_view(target, inputs)
         if self.kind == "pairs":
             stream = self._pair_examples(split, max_input_tokens)
+        elif inputs == "title":
+            stream = self._title_examples(split, target, max_input_tokens)
         else:
-            stream = self._ranked_examples(split, extractor, corpus, max_input_tokens)
-        yield from self._with_exemplars(split, stream) if exemplars else stream
+            stream = self._ranked_examples(split, extractor, corpus, max_input_tokens, target)
+        yield from self._with_exemplars(split, stream, target) if exemplars else stream
 
     def _pair_examples(self, split: str, max_input_tokens: int | None) -> Iterator[Example]:
         if max_input_tokens is not None and max_input_tokens < 1:
@@ -283,7 +330,8 @@ class Dataset:
                           list(row["target_ids"]))
 
     def _ranked_examples(self, split: str, extractor: str | None, corpus: str | None,
-                         max_input_tokens: int | None) -> Iterator[Example]:
+                         max_input_tokens: int | None, target: str = "lead"
+                         ) -> Iterator[Example]:
         if max_input_tokens is None:
             raise ValueError("max_input_tokens (L) is required for a ranked dataset")
         if extractor not in self.info["extractors"]:
@@ -292,11 +340,22 @@ class Dataset:
         if corpus not in self.info["corpora"]:
             raise ValueError(f"corpus {corpus!r} not in {self.info['corpora']}")
         sep = self.special_ids["title_sep"]
-        for row in self.rows(split, ["id", "title", "title_ids", "lead_ids", "paragraphs",
+        column = self.target_column(target)
+        for row in self.rows(split, ["id", "title", "title_ids", column, "paragraphs",
                                      "rankings"]):
             yield Example(row["id"], row["title"],
                           build_input(row, extractor, corpus, max_input_tokens, sep),
-                          list(row["lead_ids"]))
+                          list(row[column] or ()))
+
+    def _title_examples(self, split: str, target: str,
+                        max_input_tokens: int | None) -> Iterator[Example]:
+        if max_input_tokens is not None and max_input_tokens < 1:
+            raise ValueError("max_input_tokens (L) must be at least 1")
+        sep = self.special_ids["title_sep"]
+        column = self.target_column(target)
+        for row in self.rows(split, ["id", "title", "title_ids", column]):
+            ids = [*row["title_ids"], sep][:max_input_tokens]
+            yield Example(row["id"], row["title"], ids, list(row[column] or ()))
 
     def exemplar_ids(self, split: str) -> dict[int, int]:
         """id -> the train id retrieved for it, from ``exemplars-{split}.parquet``."""
@@ -308,21 +367,24 @@ class Dataset:
         table = _read_columns(path, ["id", "exemplar_id"])
         return dict(zip(table["id"].to_pylist(), table["exemplar_id"].to_pylist(), strict=True))
 
-    def exemplar_targets(self) -> dict[int, tuple[int, ...]]:
-        """train id -> target ids, for every train id some exemplars file refers to; read once."""
-        if self._exemplar_targets is None:
+    def exemplar_targets(self, target: str = "lead") -> dict[int, tuple[int, ...]]:
+        """train id -> ``target``'s ids, for every train id some exemplars file refers to; read
+        once (per target)."""
+        if self._exemplar_targets is None or self._exemplar_target != target:
             needed: set[int] = set()
             for path in shards.match(exemplars_path(self.dir, "*")):
                 needed.update(_read_columns(path, ["exemplar_id"])["exemplar_id"].to_pylist())
-            column = self.target_column
-            self._exemplar_targets = {row["id"]: tuple(row[column])
+            column = self.target_column(target)
+            self._exemplar_targets = {row["id"]: tuple(row[column] or ())
                                       for row in self.rows("train", ["id", column])
                                       if row["id"] in needed}
+            self._exemplar_target = target
         return self._exemplar_targets
 
-    def _with_exemplars(self, split: str, stream: Iterator[Example]) -> Iterator[Example]:
+    def _with_exemplars(self, split: str, stream: Iterator[Example],
+                        target: str = "lead") -> Iterator[Example]:
         retrieved = self.exemplar_ids(split)
-        targets = self.exemplar_targets()
+        targets = self.exemplar_targets(target)
         rerun = f"rerun `wikisum exemplars --data {self.dir}`"
         for ex in stream:
             if ex.id not in retrieved:

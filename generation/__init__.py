@@ -50,11 +50,13 @@ def export_model(run: str, out: str) -> dict:
     return export.export(run, out)
 
 
-def summarize(model, texts, title: str = "", **options) -> str:
+def summarize(model, texts, title: str = "", **options):
     """The summary of ``texts`` (one article's source documents) by ``model`` (a run or export
     directory, or a bundle from :func:`load_bundle`): tokenise, rank the paragraphs with the
     model's extractor (the title is the query), cut to L, decode (beam search unless told
-    otherwise), detokenise. See :func:`wikisum.generation.inference.summarize`."""
+    otherwise), detokenise. A model trained on whole articles returns an
+    :class:`wikisum.core.articlelayout.Article` (``target="article"``; ``target="lead"`` its
+    lead). See :func:`wikisum.generation.inference.summarize`."""
     from wikisum.generation import inference
 
     return inference.summarize(model, texts, title, **options)

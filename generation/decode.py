@@ -127,7 +127,7 @@ def settings_path(out: str | Path) -> Path:
 
 # What must agree for a predictions file to be resumed (the rest of the record is informative).
 SAME_FOR_RESUME = ("model", "run_name", "step", "split", "extractor", "corpus",
-                   "max_input_tokens", "decoding")
+                   "max_input_tokens", "decoding", "target", "inputs")
 
 
 def done_ids(out: Path, record: dict, overwrite: bool) -> list[int]:
@@ -234,7 +234,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         beam=beam, alpha=alpha, max_len=max_len or bundle.decoding["max_len"], min_len=min_len,
         no_repeat_ngram_size=no_repeat_ngram_size, wfe=wfe, sample=sample,
         temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
-    model, tokenizer = bundle.model, bundle.tokenizer
+    model = bundle.model
     device_ = next(model.parameters()).device
     if search is None:
         check_memory(bundle.config, options.beam_size, batch_size, options.max_len,
@@ -255,10 +255,17 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
     eos_id = int(dataset.special_ids["eos"])
     search = search or default_search(options, eos_id=eos_id)
     target = Path(out)
+    try:
+        dataset.check_view(bundle.target, bundle.inputs)
+    except ValueError as exc:
+        raise ValueError(f"{run} was trained on {bundle.target} targets from "
+                         f"{bundle.inputs} inputs: {exc}") from exc
     record = {"run": str(run), "run_name": bundle.path.resolve().name, "model": bundle.name,
               "step": bundle.step, "split": split, "data": str(dataset.dir),
               "extractor": bundle.extractor, "corpus": bundle.corpus,
               "max_input_tokens": bundle.max_input_tokens, "decoding": options.settings(),
+              "target": bundle.target, "inputs": bundle.inputs,
+              "max_target_tokens": bundle.max_target_tokens,
               "limit": limit, "complete": False}
     done = done_ids(target, record, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -274,7 +281,12 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
     try:
         examples = read_examples(dataset, split, bundle.extractor, bundle.corpus,
                                  bundle.max_input_tokens,
-                                 exemplars_needed(factory or models, bundle.name))
+                                 exemplars_needed(factory or models, bundle.name),
+                                 target=bundle.target, inputs=bundle.inputs)
+        render = record_writer(bundle, eos_id)
+        # An article reference is scored as training saw it, cut to max_target_tokens (its
+        # record says how much was cut); a lead is scored whole, as it always was.
+        score_limit = bundle.max_target_tokens if bundle.target == "article" else None
         if limit is not None:
             examples = islice(examples, limit)
         rows = dataset.info.get("rows")
@@ -289,7 +301,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         with bar, target.open("ab" if done else "wb") as f:
             for chunk in chunks(examples, batch_size):
                 kept = [(ex, p) for ex in chunk
-                        if (p := prepare(ex, eos_id, skipped)) is not None]
+                        if (p := prepare(ex, eos_id, skipped, score_limit)) is not None]
                 fresh, resumed = [], 0
                 for ex, p in kept:
                     if kept_before < len(done):  # written by the run that stopped
@@ -309,12 +321,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
                     lines = []
                     for (ex, _), hyp, (nll, tokens) in zip(fresh, hypotheses, scores,
                                                            strict=True):
-                        ids = list(hyp.tokens)
-                        ids = ids[:ids.index(eos_id)] if eos_id in ids else ids
-                        lines.append(json.dumps({
-                            "id": ex.id, "title": ex.title, "prediction": tokenizer.decode(ids),
-                            "reference": tokenizer.decode(list(ex.targets)),
-                            "reference_nll": nll, "reference_tokens": tokens}) + "\n")
+                        lines.append(json.dumps(render(ex, hyp.tokens, nll, tokens)) + "\n")
                     f.write("".join(lines).encode("utf-8"))
                     f.flush()  # a killed decode keeps what it wrote
                     written += len(fresh)
@@ -336,9 +343,76 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
     write_json(meta, {**record, "complete": True, "examples": kept_before + written})
     for path in (target, meta):
         ownership.end_file(str(path), "decode")
+    view = None
+    if bundle.target == "article":
+        view = write_article_view(target)
+    cut = skipped.pop("cut_target", 0)
     return {"examples": kept_before + written, "new": written, "resumed": kept_before,
-            "skipped": dict(skipped), "out": str(target), "step": bundle.step,
-            "seconds": seconds, "max_len": options.max_len}
+            "skipped": dict(skipped), "cut": cut, "out": str(target),
+            "step": bundle.step, "seconds": seconds, "max_len": options.max_len,
+            "target": bundle.target, "view": view}
+
+
+def record_writer(bundle, eos_id: int) -> Callable:
+    """``(example, predicted ids, reference NLL, reference tokens) -> prediction record`` for
+    ``bundle``'s target. A lead record holds the prediction and the reference as text. An
+    article record (``"target": "article"``) holds both split back into sections
+    (``prediction_sections``, ``reference_sections``: ``{"title", "text"}``, the lead first
+    with title ""), their text in tensor2tensor's layout (``== Title ==`` before each later
+    section) as ``prediction`` and ``reference``, and ``reference_cut``: the reference's
+    tokens past ``max_target_tokens``, which its NLL does not score."""
+    from dataclasses import asdict
+
+    from wikisum.core import articlelayout
+
+    sp = bundle.tokenizer
+    limit = bundle.max_target_tokens
+
+    def ended(ids) -> list[int]:
+        ids = [int(i) for i in ids]
+        return ids[:ids.index(eos_id)] if eos_id in ids else ids
+
+    def lead(ex, hyp, nll, tokens) -> dict:
+        return {"id": ex.id, "title": ex.title, "prediction": sp.decode(ended(hyp)),
+                "reference": sp.decode(list(ex.targets)), "reference_nll": nll,
+                "reference_tokens": tokens}
+
+    def article(ex, hyp, nll, tokens) -> dict:
+        predicted = articlelayout.decode_article(ended(hyp), sp)
+        reference = articlelayout.decode_article(list(ex.targets), sp)
+        return {"id": ex.id, "title": ex.title, "target": "article",
+                "prediction": articlelayout.t2t_text(predicted),
+                "reference": articlelayout.t2t_text(reference),
+                "prediction_sections": [asdict(s) for s in predicted],
+                "reference_sections": [asdict(s) for s in reference],
+                "reference_nll": nll, "reference_tokens": tokens,
+                "reference_cut": max(0, len(ex.targets) - limit) if limit else 0}
+
+    if bundle.target == "article":
+        articlelayout.section_ids(sp)  # MissingPieces now, not at the first record
+        return article
+    return lead
+
+
+def view_path(out: str | Path) -> Path:
+    """The Markdown page of a whole-article predictions file: PREDS.jsonl -> PREDS.articles.md."""
+    out = Path(out)
+    stem = out.name[:-len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+    return out.with_name(f"{stem}.articles.md")
+
+
+def write_article_view(preds: Path) -> str:
+    """Each predicted article beside its reference, as Markdown (:mod:`articleview`), next to
+    the predictions; returns its path."""
+    from wikisum.generation import articleview
+
+    page = view_path(preds)
+    ownership.begin_file(str(page), "decode")
+    try:
+        articleview.write_markdown(str(preds), str(page))
+    finally:
+        ownership.end_file(str(page), "decode")
+    return str(page)
 
 
 def write_json(path: Path, value: dict) -> None:

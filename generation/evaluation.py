@@ -9,17 +9,27 @@ Scores are macro-averaged: the mean over examples of each example's F1, precisio
 
 With ``bootstrap=N``, :func:`score_predictions` adds a percentile bootstrap interval to every score
 (:mod:`wikisum.core.stats`), from the per-example scores of :func:`per_example_scores`.
+
+Records of whole articles (Liu et al. 2018, section 6: ``prediction_sections`` and
+``reference_sections`` beside the article as text) add, under ``"article"``: summary-level
+ROUGE-Lsum, ROUGE-1/2/L per section over the sections whose headings match, and the structure
+scores of :mod:`wikisum.generation.structure`, each a per-example score like the others.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rouge_score import rouge_scorer
 
 from wikisum.core import stats
-from wikisum.core.text import content_words
+from wikisum.core.articlelayout import ArticleSection
+from wikisum.core.text import content_words, sentences
+from wikisum.generation import structure
+from wikisum.generation.predictions import REQUIRED
 
 # ROUGE-L is rouge-score's "rougeL": one longest common subsequence over the whole text, no
 # sentence splitting. That is the computation of tensor2tensor's rouge_l_sentence_level, which
@@ -27,9 +37,11 @@ from wikisum.core.text import content_words
 # and it does not depend on line breaks, which the models' outputs do not reliably contain
 # ("rougeLsum" would need sentences split by newlines). One difference remains: tensor2tensor's
 # F-measure weights recall by beta = P / R, rouge-score's is the plain F1 (beta = 1).
+# Whole articles, whose sections and sentences give the lines, add "rougeLsum" beside it
+# (summary_lines).
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 DUC_LIMIT_BYTES = 75
-
+PARTS = ("f", "p", "r")
 
 
 def _scorer() -> rouge_scorer.RougeScorer:
@@ -67,6 +79,47 @@ def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, di
     """Mean ROUGE-1, -2 and -L (F1, precision, recall) over examples; per-example scores are
     :func:`rouge_per_example`. ``{"rouge1": {"f": .., "p": .., "r": ..}, "rouge2", "rougeL"}``."""
     return _mean(rouge_per_example(predictions, references))
+
+
+def summary_lines(sections: Sequence[ArticleSection]) -> str:
+    """An article as summary-level ROUGE-Lsum reads it: one sentence a line
+    (:func:`wikisum.core.text.sentences`), each section's title on a line of its own before
+    its text's sentences (the lead has none)."""
+    lines = []
+    for section in sections:
+        title = " ".join(section.title.split())
+        if title:
+            lines.append(title)
+        lines += sentences(section.text)
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=1)
+def _lsum_scorer() -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True)
+
+
+def rouge_lsum(predicted: Sequence[ArticleSection],
+               reference: Sequence[ArticleSection]) -> dict[str, float]:
+    """Summary-level ROUGE-Lsum (rouge-score's "rougeLsum", stemming) of one article:
+    ``{"f", "p", "r"}``. Each reference sentence takes the union of its longest common
+    subsequences with every predicted sentence, so sentences matched in another order
+    still count, where ROUGE-L's one subsequence over the whole text keeps one order."""
+    score = _lsum_scorer().score(summary_lines(reference), summary_lines(predicted))
+    s = score["rougeLsum"]
+    return {"f": s.fmeasure, "p": s.precision, "r": s.recall}
+
+
+def section_rouge(predicted: Sequence[ArticleSection], reference: Sequence[ArticleSection]
+                  ) -> tuple[dict[str, dict[str, float]], int]:
+    """ROUGE-1/2/L of one article per section: the mean over the matched pairs (the leads and
+    the sections whose headings match, :func:`wikisum.generation.structure.matched_sections`)
+    and the number of pairs. Sections whose headings match nothing are left out (the
+    structure scores count them); no pair at all scores 0."""
+    pairs = structure.matched_sections(predicted, reference)
+    if not pairs:
+        return {name: dict.fromkeys(PARTS, 0.0) for name in ROUGE_TYPES}, 0
+    return _mean(rouge_per_example([p for p, _ in pairs], [r for _, r in pairs])), len(pairs)
 
 
 def truncate_bytes(text: str, limit: int) -> str:
@@ -128,7 +181,6 @@ def perplexity(total_nll_nats: float, total_tokens: int) -> float:
     return math.exp(mean) if mean < 709.0 else math.inf
 
 
-REQUIRED = ("id", "prediction", "reference")
 
 
 # Every score that score_predictions averages over examples, by its dotted path in its dict:
@@ -146,10 +198,85 @@ SCORES = (
     ("empty_predictions", "empty outputs (%)", 100.0),
 )
 
+_ROUGE_LABELS = (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"))
+_PART_LABELS = (("f", "F1"), ("p", "P"), ("r", "R"))
 
-def _validated(records: Iterable[Mapping]) -> tuple[list[str], list[str], list[float], list[int]]:
-    """Predictions, references and per-record reference NLL and tokens (0 and 0 where a record
-    lacks either) of prediction records; a bad record is an error naming it."""
+# The scores that records of whole articles add, under "article" (same form as SCORES).
+ARTICLE_SCORES = (
+    *((f"article.rougeLsum.{part}", f"ROUGE-Lsum {part_label}", 100.0)
+      for part, part_label in _PART_LABELS),
+    *((f"article.per_section.{name}.{part}", f"{label} {part_label}, per section", 100.0)
+      for name, label in _ROUGE_LABELS for part, part_label in _PART_LABELS),
+    ("article.per_section.matched", "sections matched / article", 1.0),
+    ("article.structure.heading_precision", "heading precision (%)", 100.0),
+    ("article.structure.heading_recall", "heading recall (%)", 100.0),
+    ("article.structure.heading_f1", "heading F1 (%)", 100.0),
+    ("article.structure.sections", "sections / article", 1.0),
+    ("article.structure.reference_sections", "sections / reference", 1.0),
+    ("article.structure.repeated_sections", "repeated sections (%)", 100.0),
+)
+
+Article = tuple[list[ArticleSection], list[ArticleSection]]  # (predicted, reference)
+
+
+@dataclass(frozen=True)
+class _Examples:
+    """Validated prediction records, one entry per record in each list."""
+    predictions: list[str]
+    references: list[str]
+    nll: list[float]  # 0.0 where a record has no reference NLL
+    tokens: list[int]  # 0 where a record has no reference NLL
+    articles: list[Article] | None  # None: the records are leads
+    cut: list[int | None]  # articles: reference tokens cut for the perplexity, None: unrecorded
+
+
+def _describe(record: Mapping) -> str:
+    return f"prediction record id {record.get('id')!r}"
+
+
+def _is_article(record: Mapping) -> bool:
+    target = record.get("target", "lead")
+    if target not in ("lead", "article"):
+        raise ValueError(f"{_describe(record)}: target is {target!r}, not 'lead' or 'article'")
+    return target == "article" or "prediction_sections" in record
+
+
+def _articles(records: Sequence[Mapping]) -> tuple[list[Article] | None, list[int | None]]:
+    """The sections of article records and their ``reference_cut`` (None, [] for leads); a
+    file mixing leads and articles, or an article record without its sections, is an error."""
+    kinds = [_is_article(r) for r in records]
+    if not any(kinds):
+        return None, []
+    if not all(kinds):
+        lead = records[kinds.index(False)]
+        raise ValueError(
+            f"{sum(kinds)} prediction records are whole articles (with prediction_sections) "
+            f"and {kinds.count(False)} are leads (the first: id {lead.get('id')!r}); a "
+            f"predictions file holds one kind of target: score leads and articles apart")
+    articles, cut = [], []
+    for record in records:
+        sides = []
+        for key in ("prediction_sections", "reference_sections"):
+            if key not in record:
+                raise ValueError(f"{_describe(record)} is a whole article but has no {key}")
+            try:
+                sides.append(structure.sections_from_json(record[key]))
+            except ValueError as exc:
+                raise ValueError(f"{_describe(record)}: {key}: {exc}") from exc
+        articles.append((sides[0], sides[1]))
+        value = record.get("reference_cut")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise ValueError(f"{_describe(record)}: reference_cut is {value!r}, not a count of "
+                             "tokens >= 0")
+        cut.append(value)
+    return articles, cut
+
+
+def _validated(records: Iterable[Mapping]) -> _Examples:
+    """Predictions, references, per-record reference NLL and tokens (0 and 0 where a record
+    lacks either) and, for whole articles, their sections of prediction records; a bad record
+    is an error naming it."""
     records = list(records)
     if not records:
         raise ValueError("no prediction records to evaluate")
@@ -171,7 +298,31 @@ def _validated(records: Iterable[Mapping]) -> tuple[list[str], list[str], list[f
         else:
             nll.append(0.0)
             tokens.append(0)
-    return predictions, references, nll, tokens
+    articles, cut = _articles(records)
+    return _Examples(predictions, references, nll, tokens, articles, cut)
+
+
+def _article_per_example(articles: Sequence[Article]) -> dict[str, list[float]]:
+    """One value per article for each score in :data:`ARTICLE_SCORES`."""
+    scores: dict[str, list[float]] = {key: [] for key, _, _ in ARTICLE_SCORES}
+    for predicted, reference in articles:
+        for part, value in rouge_lsum(predicted, reference).items():
+            scores[f"article.rougeLsum.{part}"].append(value)
+        means, matched = section_rouge(predicted, reference)
+        for name in ROUGE_TYPES:
+            for part in PARTS:
+                scores[f"article.per_section.{name}.{part}"].append(means[name][part])
+        scores["article.per_section.matched"].append(float(matched))
+        for key, value in structure.structure_scores(predicted, reference).items():
+            scores[f"article.structure.{key}"].append(float(value))
+    return scores
+
+
+def _scores(examples: _Examples) -> dict[str, list[float]]:
+    scores = _per_example(examples.predictions, examples.references)
+    if examples.articles is not None:
+        scores.update(_article_per_example(examples.articles))
+    return scores
 
 
 def _per_example(predictions: Sequence[str], references: Sequence[str]) -> dict[str, list[float]]:
@@ -193,11 +344,11 @@ def _per_example(predictions: Sequence[str], references: Sequence[str]) -> dict[
 def per_example_scores(records: Iterable[Mapping]) -> dict[str, list[float]]:
     """One value per record, in order, for each score in :data:`SCORES` (keyed by its dotted
     path in :func:`score_predictions`' dict: ``"rouge.rouge1.f"``, ``"duc_recall_75b.rouge2"``,
-    ``"redundancy.share_repeating"``, ...). ``empty_predictions`` is 1.0 for an empty output and
+    ``"redundancy.share_repeating"``, ...), and for whole articles in :data:`ARTICLE_SCORES`
+    too (``"article.rougeLsum.f"``, ...). ``empty_predictions`` is 1.0 for an empty output and
     0.0 otherwise (score_predictions reports their count). Bootstrap intervals and paired tests
     resample these."""
-    predictions, references, _, _ = _validated(records)
-    return _per_example(predictions, references)
+    return _scores(_validated(records))
 
 
 def _set_path(tree: dict, path: str, value) -> None:
@@ -219,17 +370,25 @@ def score_predictions(records: Iterable[Mapping], *, bootstrap: int = 0,
     Perplexity sums NLL and tokens over the records that have both (a corpus-level figure, not
     a mean of per-example perplexities) and is None when none has.
 
+    Records of whole articles (all with ``prediction_sections`` and ``reference_sections``)
+    add ``"article"``: ``rougeLsum``, ``per_section`` (ROUGE per matched section and
+    ``matched``, the pairs per article), ``structure`` (means of
+    :func:`wikisum.generation.structure.structure_scores`), and the references cut for the
+    perplexity by the run's max_target_tokens (``references_cut`` of
+    ``reference_cut_recorded`` records that say, ``reference_cut_tokens`` in all).
+
     With ``bootstrap`` > 0, ``"intervals"`` holds the percentile bootstrap interval
     ``[low, high]`` of every score at the same path as the score (``intervals["rouge"]["rouge1"]
     ["f"]``; the perplexity's resamples the examples that have an NLL), from ``bootstrap``
     resamples of the examples drawn with ``seed``, and ``"bootstrap"`` records those settings.
     """
-    predictions, references, nll, tokens = _validated(records)
-    return _aggregate(_per_example(predictions, references), nll, tokens, bootstrap, seed, level)
+    return _aggregate(_validated(records), bootstrap, seed, level)
 
 
-def _aggregate(scores: dict[str, list[float]], nll: list[float], tokens: list[int],
-               bootstrap: int, seed: int, level: float) -> dict:
+def _aggregate(examples: _Examples, bootstrap: int, seed: int, level: float,
+               scores: dict[str, list[float]] | None = None) -> dict:
+    scores = _scores(examples) if scores is None else scores
+    nll, tokens = examples.nll, examples.tokens
     n = len(nll)
     total_nll, total_tokens = sum(nll), sum(tokens)
     metrics = {
@@ -247,6 +406,13 @@ def _aggregate(scores: dict[str, list[float]], nll: list[float], tokens: list[in
         "perplexity_examples": sum(t > 0 for t in tokens),
         "perplexity_tokens": total_tokens,
     }
+    if examples.articles is not None:
+        for key, _, _ in ARTICLE_SCORES:
+            _set_path(metrics, key, sum(scores[key]) / n)
+        recorded = [c for c in examples.cut if c is not None]
+        metrics["article"].update(references_cut=sum(c > 0 for c in recorded),
+                                  reference_cut_tokens=sum(recorded),
+                                  reference_cut_recorded=len(recorded))
     if bootstrap:
         found = stats.bootstrap_intervals(scores, resamples=bootstrap, level=level, seed=seed)
         found["empty_predictions"] = found["empty_predictions"].scaled(n)  # a count
@@ -271,9 +437,24 @@ def _cell(value: float, interval, scale: float, digits: int, unit: str = "") -> 
             f"[{low * scale:.{digits}f}{unit}, {high * scale:.{digits}f}{unit}]")
 
 
+def cut_note(metrics: Mapping) -> str | None:
+    """The line that says how many article references the perplexity saw cut (None for
+    leads): ``perplexity over targets cut to the run's max_target_tokens: 3 of 50 cut``."""
+    article = metrics.get("article")
+    if article is None:
+        return None
+    recorded = article["reference_cut_recorded"]
+    note = (f"perplexity over targets cut to the run's max_target_tokens: "
+            f"{article['references_cut']} of {recorded} cut")
+    unknown = metrics["examples"] - recorded
+    return note + (f" (not recorded for {unknown} more)" if unknown else "")
+
+
 def format_table(metrics: Mapping) -> str:
     """A short plain-text table of :func:`score_predictions`' dict; ROUGE in percent. With intervals
-    in ``metrics``, each score is followed by its interval, ``31.20 [30.10, 32.40]``."""
+    in ``metrics``, each score is followed by its interval, ``31.20 [30.10, 32.40]``. Whole
+    articles add ROUGE-Lsum, ROUGE per matched section, the structure scores and a line on
+    the references cut for the perplexity."""
     ci = metrics.get("intervals")
 
     def interval(*path):
@@ -288,12 +469,22 @@ def format_table(metrics: Mapping) -> str:
     level = metrics.get("bootstrap", {}).get("level", stats.DEFAULT_LEVEL)
     head = [f"{name} [{100 * level:g}% interval]" if ci else name for name in ("F1", "P", "R")]
     lines = ["metric".ljust(28) + "".join(h.rjust(width) for h in head)]
-    names = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+    names = dict(_ROUGE_LABELS)
+
+    def rouge_row(label: str, path: tuple[str, ...]) -> str:
+        node = metrics
+        for key in path:
+            node = node[key]
+        return label.ljust(28) + "".join(
+            _cell(node[part], interval(*path, part), 100, 2).rjust(width) for part in PARTS)
+
     for key, label in names.items():
-        s = metrics["rouge"][key]
-        lines.append(label.ljust(28) + "".join(
-            _cell(s[part], interval("rouge", key, part), 100, 2).rjust(width)
-            for part in ("f", "p", "r")))
+        lines.append(rouge_row(label, ("rouge", key)))
+    article = metrics.get("article")
+    if article is not None:
+        lines.append(rouge_row("ROUGE-Lsum", ("article", "rougeLsum")))
+        lines += [rouge_row(f"{label} per section", ("article", "per_section", key))
+                  for key, label in names.items()]
     for key, label in names.items():
         lines.append(f"{label + ' recall, 75 bytes':<28}{'':>{2 * width}}"
                      + _cell(metrics["duc_recall_75b"][key], interval("duc_recall_75b", key),
@@ -315,14 +506,37 @@ def format_table(metrics: Mapping) -> str:
         ("empty outputs", _cell(metrics["empty_predictions"], interval("empty_predictions"), 1,
                                 0)),
     ]
+    if article is not None:
+        struct = article["structure"]
+
+        def share(key: str) -> str:
+            return _cell(struct[key], interval("article", "structure", key), 100, 1, "%")
+
+        rows += [
+            ("sections matched / article",
+             _cell(article["per_section"]["matched"],
+                   interval("article", "per_section", "matched"), 1, 2)),
+            ("heading precision", share("heading_precision")),
+            ("heading recall", share("heading_recall")),
+            ("heading F1", share("heading_f1")),
+            ("sections / article (ref.)",
+             _cell(struct["sections"], interval("article", "structure", "sections"), 1, 2)
+             + f" ({struct['reference_sections']:.2f})"),
+            ("repeated sections", share("repeated_sections")),
+        ]
     value_width = 3 * width - 8 if ci else 24
     lines += [f"{label:<28}{value:>{value_width}}" for label, value in rows]
+    note = cut_note(metrics)
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 
-# Scores that `wikisum evaluate --compare` tests: all of SCORES but the references' length,
-# which does not depend on the system.
+# Scores that `wikisum evaluate --compare` tests: all of SCORES (and of ARTICLE_SCORES, for
+# whole articles) but the references' length, which does not depend on the system.
 COMPARED = tuple(entry for entry in SCORES if entry[0] != "reference_words")
+ARTICLE_COMPARED = tuple(entry for entry in ARTICLE_SCORES
+                         if entry[0] != "article.structure.reference_sections")
 
 
 def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
@@ -333,7 +547,8 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
     :func:`score_predictions` (with intervals) and, for every score in :data:`COMPARED`, a
     :func:`wikisum.core.stats.paired_bootstrap` of ``B - A``: mean difference, its
     percentile interval, a two-sided approximate randomization p-value and a one-line verdict
-    (in display units: ROUGE and shares in percentage points).
+    (in display units: ROUGE and shares in percentage points). Whole articles are tested on
+    :data:`ARTICLE_COMPARED` too; both files must hold the same kind of target.
 
     Perplexity is not tested: two models with different vocabularies count different
     wordpieces, so their per-example NLLs do not pair; each file's perplexity interval is in
@@ -343,17 +558,23 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
                          "comparison needs the same examples")
     if bootstrap < 1:
         raise ValueError(f"a paired comparison needs bootstrap resamples >= 1, got {bootstrap}")
+    examples = {"a": _validated(records_a), "b": _validated(records_b)}
+    kinds = {side: "leads" if e.articles is None else "whole articles"
+             for side, e in examples.items()}
+    if kinds["a"] != kinds["b"]:
+        raise ValueError(f"A holds {kinds['a']} and B {kinds['b']}: a paired comparison needs "
+                         "predictions of the same targets")
+    compared = COMPARED if examples["a"].articles is None else COMPARED + ARTICLE_COMPARED
     metrics, scores = {}, {}
-    for side, records in (("a", records_a), ("b", records_b)):
-        predictions, references, nll, tokens = _validated(records)
-        scores[side] = _per_example(predictions, references)
-        metrics[side] = _aggregate(scores[side], nll, tokens, bootstrap, seed, level)
-    keys = [key for key, _, _ in COMPARED]
+    for side, found in examples.items():
+        scores[side] = _scores(found)
+        metrics[side] = _aggregate(found, bootstrap, seed, level, scores[side])
+    keys = [key for key, _, _ in compared]
     results = stats.paired_bootstraps({k: scores["a"][k] for k in keys},
                                       {k: scores["b"][k] for k in keys},
                                       resamples=bootstrap, level=level, seed=seed)
     differences = {}
-    for key, label, scale in COMPARED:
+    for key, label, scale in compared:
         result = results[key]
         differences[key] = {"label": label, "scale": scale, **result.as_dict(),
                             "verdict": result.verdict(scale=scale, digits=2)}
@@ -379,4 +600,8 @@ def format_comparison(comparison: Mapping) -> str:
     ppl = [comparison[side].get("perplexity") for side in ("a", "b")]
     if all(p is not None for p in ppl):
         lines.append(f"{'perplexity (not tested)':<30}{ppl[0]:>9.3f}{ppl[1]:>9.3f}")
+    for side in ("a", "b"):
+        note = cut_note(comparison[side])
+        if note:
+            lines.append(f"{side.upper()}: {note}")
     return "\n".join(lines)

@@ -66,6 +66,9 @@ class Bundle:
     learned_extractor: str | None = None  # the learned extractor's file, where there is one
     stats: dict | None = field(default=None, repr=False)  # data_stats.json
     vocab_sha256: str | None = None  # the tokenizer file's, checked on load (None: unrecorded)
+    target: str = "lead"  # what the model writes: the lead, or the whole article
+    inputs: str = "ranked"  # what it reads: the ranked references after the title, or the title
+    max_target_tokens: int | None = None  # training's limit: references are cut to it to score
 
     @property
     def eos_id(self) -> int:
@@ -111,7 +114,8 @@ def load_run(run: str | Path, device: str = "cpu", factory=None, warn: bool = Tr
     return Bundle(loaded.model, loaded.name, loaded.config, loaded.tokenizer, special,
                   info.get("dataset_kind", "ranked"), tc.extractor, tc.corpus,
                   tc.max_input_tokens, default_decoding(stats, loaded.run, warn), loaded.step,
-                  loaded.run, "run", tc.data, None, stats, loaded.vocab_sha256)
+                  loaded.run, "run", tc.data, None, stats, loaded.vocab_sha256, tc.target,
+                  tc.inputs, tc.target_limit()[0])
 
 
 def _special_ids(tokenizer) -> dict[str, int]:
@@ -165,7 +169,8 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
                   inputs["corpus"], int(inputs["max_input_tokens"]), dict(info["decoding"]),
                   int(info.get("step", 0)), folder, "export", None,
                   str(learned) if learned.is_file() else None, datastats.read(folder),
-                  tokenizer_hash)
+                  tokenizer_hash, inputs.get("target", "lead"), inputs.get("inputs", "ranked"),
+                  inputs.get("max_target_tokens"))
 
 
 def refuse_pickles(folder: Path) -> None:
@@ -246,7 +251,8 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
             "vocab_size": bundle.tokenizer.get_piece_size(), TOKENIZER_HASH: tokenizer_hash,
             "dataset_kind": bundle.dataset_kind,
             "input": {"extractor": bundle.extractor, "corpus": bundle.corpus,
-                      "max_input_tokens": bundle.max_input_tokens},
+                      "max_input_tokens": bundle.max_input_tokens, "target": bundle.target,
+                      "inputs": bundle.inputs, "max_target_tokens": bundle.max_target_tokens},
             "decoding": bundle.decoding, "step": bundle.step,
             "exported_from": str(bundle.path), "wikisum_version": _version()}
     write_text_atomically(target / CONFIG, json.dumps(info, indent=1) + "\n")
@@ -269,18 +275,23 @@ def model_card(info: dict, bundle: Bundle) -> str:
     if info["dataset_kind"] == "pairs":
         reads = (f"the source text, cut to its first {inputs['max_input_tokens']} wordpieces "
                  "(a headline-pairs model)")
+    elif inputs.get("inputs") == "title":
+        reads = "the article title and `<t>` alone (a title-only model)"
     else:
         reads = (f"the article title, `<t>`, then the reference paragraphs ranked by the "
                  f"`{inputs['extractor']}` extractor with the title as the query (the "
                  f"`{inputs['corpus']}` corpus in training), cut to L = "
                  f"{inputs['max_input_tokens']} wordpieces")
+    writes = ("a whole article: the lead, then sections under their headings "
+              "(`summarize(..., target=\"article\")` returns them)"
+              if inputs.get("target") == "article" else "a summary")
     d = info["decoding"]
     learned_row = ("| `extractor.json` | the learned extractor that ranks the paragraphs |\n"
                    if inputs["extractor"] == "learned" else "")
     return f"""# {info['model']} (wikisum export)
 
 A `{info['model']}` model trained with wikisum for {info['step']} steps, exported from
-`{info['exported_from']}`. It reads {reads}, and writes a summary.
+`{info['exported_from']}`. It reads {reads}, and writes {writes}.
 
 | file | what |
 |---|---|

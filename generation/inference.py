@@ -13,8 +13,18 @@ furniture such as cookie notices and share buttons dropped, as ingest does), the
 tokenised with the run's sentencepiece model and ranked by the run's extractor with the title
 as the query, and the input is the title's tokens, ``<t>``, then the paragraphs' tokens in rank
 order, cut to the first L tokens. For a headline-pairs model the input is the texts' tokens,
-cut to L; the title is not read. Decoding is :func:`wikisum.generation.decoding.generate`, beam
-search with the run's defaults unless told otherwise.
+cut to L; the title is not read. A title-only model (``wikisum train --inputs title``) reads the
+title and ``<t>`` alone; the texts are not read. Decoding is
+:func:`wikisum.generation.decoding.generate`, beam search with the run's defaults unless told
+otherwise.
+
+A model trained on whole articles (``wikisum train --target article``) writes the lead and then
+sections under headings; ``summarize`` returns them as an
+:class:`~wikisum.core.articlelayout.Article` (its ``sections``, ``headings``, ``lead``,
+``text`` and ``markdown()``):
+
+    article = generation.summarize("runs/articles", texts, title="Bodmin", target="article")
+    [s.title for s in article.sections], article.markdown()
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from wikisum.core.articlelayout import Article, decode_article
 from wikisum.generation.export import Bundle, load
 
 
@@ -63,9 +74,14 @@ def ranker(bundle: Bundle, extractor: str | None = None):
 def model_input(bundle: Bundle, texts: str | Sequence[str], title: str = "",
                 extractor: str | None = None) -> list[int]:
     """The token ids the model reads for ``texts`` (module docstring)."""
-    paragraphs = paragraphs_of(texts)
     sp = bundle.tokenizer
     L = bundle.max_input_tokens
+    if bundle.inputs == "title":
+        if not title.strip():
+            raise ValueError("the model reads the title alone (trained with --inputs title): "
+                             "pass title=")
+        return [*sp.encode(title), int(bundle.special_ids["title_sep"])][:L]
+    paragraphs = paragraphs_of(texts)
     if bundle.dataset_kind == "pairs":
         ids = sp.encode(" ".join(paragraphs))[:L]
         if not ids:
@@ -104,7 +120,8 @@ def options_for(bundle: Bundle, **settings):
 
 
 def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str = "", *,
-              extractor: str | None = None, device: str = "cpu", **settings) -> str:
+              extractor: str | None = None, device: str = "cpu", target: str | None = None,
+              **settings) -> str | Article:
     """The summary of ``texts`` (one article's reference texts, or one text) by ``model``.
 
     Args:
@@ -115,13 +132,17 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
             models); headline models ignore it.
         extractor: rank with this extractor instead of the one the model was trained with.
         device: where a model given by path is loaded (cpu, cuda, ...).
+        target: what to return: "article" (an :class:`Article`, from a model trained on whole
+            articles), "lead" (text; of an article model, its article's lead), or None: the
+            model's own target (an Article for an article model, else the text).
         settings: decoding options (:class:`wikisum.generation.decoding.DecodeOptions`): beam,
             alpha, max_len, min_len, no_repeat_ngram_size, sample, temperature, top_k, top_p,
             seed, wfe. Unset ones take the model's defaults (beam search).
 
     Raises:
         ValueError: the texts hold nothing to summarize, or the model reads a retrieved training
-            exemplar (AdaDec, AttExp), which new text has none of.
+            exemplar (AdaDec, AttExp), which new text has none of, or ``target="article"`` of a
+            model trained on leads.
     """
     import torch
 
@@ -130,6 +151,11 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
     from wikisum.models.base import make_batch
 
     bundle = model if isinstance(model, Bundle) else load(model, _device(device))
+    if target not in (None, "lead", "article"):
+        raise ValueError(f"target {target!r}: choose from lead, article (or None: the model's)")
+    if target == "article" and bundle.target != "article":
+        raise ValueError(f"{bundle.path} was trained on {bundle.target}s, not whole articles: "
+                         "train one with `wikisum train --target article`")
     if models.needs_exemplars(bundle.name):
         raise ValueError(f"{bundle.name} reads a training example retrieved for each input "
                          "(`wikisum exemplars`); summarize has no training data to retrieve "
@@ -141,8 +167,11 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
     batch = make_batch([ids], [[eos]]).to(where)
     with torch.no_grad():
         hyp = generate(bundle.model, batch, options, eos_id=eos, keys=[0])[0]
-    tokens = [t for t in hyp.tokens if t != eos]
-    return bundle.tokenizer.decode(tokens)
+    tokens = [int(t) for t in hyp.tokens if t != eos]
+    if bundle.target != "article":
+        return bundle.tokenizer.decode(tokens)
+    article = Article(title, tuple(decode_article(tokens, bundle.tokenizer)))
+    return article.lead if target == "lead" else article
 
 
 def _device(device: str) -> str:

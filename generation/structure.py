@@ -71,22 +71,48 @@ def repeated_share(sections: Sequence[ArticleSection],
     return repeats / (len(texts) - 1)
 
 
+def matched_indices(predicted: Sequence[ArticleSection],
+                    reference: Sequence[ArticleSection]) -> list[tuple[int, int]]:
+    """(predicted index, reference index) of the leads, ``(0, 0)``, and of each predicted
+    section whose heading matches a reference heading: in the predicted order, each reference
+    section used once, the first unused of its heading taken."""
+    pairs = []
+    if predicted and reference:
+        pairs.append((0, 0))
+    unused: dict[str, list[int]] = {}
+    for j, section in enumerate(reference[1:], 1):
+        unused.setdefault(heading_key(section.title), []).append(j)
+    for i, section in enumerate(predicted[1:], 1):
+        candidates = unused.get(heading_key(section.title))
+        if candidates:
+            pairs.append((i, candidates.pop(0)))
+    return pairs
+
+
 def matched_sections(predicted: Sequence[ArticleSection],
                      reference: Sequence[ArticleSection]) -> list[tuple[str, str]]:
     """(predicted text, reference text) of the lead and of each section whose heading matches
-    a reference heading (in the predicted order, each reference section used once), for
-    per-section ROUGE."""
-    pairs = []
-    if predicted and reference:
-        pairs.append((predicted[0].text, reference[0].text))
-    unused: dict[str, list[ArticleSection]] = {}
-    for section in reference[1:]:
-        unused.setdefault(heading_key(section.title), []).append(section)
-    for section in predicted[1:]:
-        candidates = unused.get(heading_key(section.title))
-        if candidates:
-            pairs.append((section.text, candidates.pop(0).text))
-    return pairs
+    a reference heading (:func:`matched_indices`), for per-section ROUGE."""
+    return [(predicted[i].text, reference[j].text)
+            for i, j in matched_indices(predicted, reference)]
+
+
+def sections_from_json(items: object) -> list[ArticleSection]:
+    """Sections as a predictions record holds them (``[{"title": str, "text": str}, ...]``,
+    the lead first) as :class:`ArticleSection` s.
+
+    Raises:
+        ValueError: ``items`` is not a list of such objects (the message says which item).
+    """
+    if not isinstance(items, list):
+        raise ValueError(f"sections must be a list, not {type(items).__name__}")
+    out = []
+    for k, item in enumerate(items):
+        if not (isinstance(item, dict) and isinstance(item.get("title"), str)
+                and isinstance(item.get("text"), str)):
+            raise ValueError(f"section {k} is not an object with a text title and text")
+        out.append(ArticleSection(item["title"], item["text"]))
+    return out
 
 
 def structure_scores(predicted: Sequence[ArticleSection], reference: Sequence[ArticleSection],

@@ -254,6 +254,33 @@ def compressed_attention_reference(q: torch.Tensor, k_slots: torch.Tensor,
                                           dropout_p=dropout_p)
 
 
+def attention_with_null(q: torch.Tensor, k_slots: torch.Tensor, v_slots: torch.Tensor,
+                        null_k: torch.Tensor, null_v: torch.Tensor, usable: torch.Tensor
+                        ) -> torch.Tensor:
+    """A decoding step's memory-compressed attention: one query per row over the null slot and
+    the cached slots, without concatenating them (``with_null`` copies every slot, twice a
+    layer and step: at thousands of slots those copies, each a fresh allocation, cost more
+    than the attention's arithmetic). The softmax over [null ; slots] is taken in two parts
+    merged by their common maximum, in float32.
+
+    q (N, H, 1, D); k_slots, v_slots (N, H, S, D); null_k, null_v (d,); usable (N, S) bool,
+    the slots each row may use (the null slot always) -> (N, H, 1, D). Equals
+    ``scaled_dot_product_attention`` over ``with_null`` of the slots with the null column
+    usable.
+    """
+    n, h, _, dh = q.shape
+    scale = dh ** -0.5
+    qf = q.float()
+    scores = torch.matmul(q, k_slots.to(q.dtype).transpose(-1, -2)).float() * scale
+    scores = scores.masked_fill(~usable[:, None, None, :], float("-inf"))  # (N, H, 1, S)
+    null = (qf * null_k.float().view(1, h, 1, dh)).sum(-1, keepdim=True) * scale  # (N,H,1,1)
+    top = torch.maximum(scores.amax(-1, keepdim=True), null)  # finite: the null score is
+    weights, w_null = torch.exp(scores - top), torch.exp(null - top)
+    out = torch.matmul(weights.to(v_slots.dtype), v_slots).float()
+    out = out + w_null * null_v.float().view(1, h, 1, dh)
+    return (out / (weights.sum(-1, keepdim=True) + w_null)).to(q.dtype)
+
+
 def memory_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask: torch.Tensor,
                      dropout_p: float = 0.0) -> torch.Tensor:
     """Attention over a padded memory (encoder self-attention, cross-attention).
@@ -280,8 +307,9 @@ class AttentionCache:
                   the last ``kernel`` positions, and k_slots, v_slots (N, H, S, D): the
                   compressed slots (null slot not included).
     After a prefill every kind holds the whole history (entry p at index p); local and
-    compressed caches become rings on the first step. Entries at or after a row's next
-    position are stale and masked until written.
+    compressed caches become rings on the first step, or before it through
+    :meth:`CausalSelfAttention.compact`. Entries at or after a row's next position are stale
+    and masked until written.
     """
 
     k: torch.Tensor | None = None
@@ -367,6 +395,27 @@ class CausalSelfAttention(nn.Module):
             self.null_k = nn.Parameter(torch.randn(d_model) * 0.02)
             self.null_v = nn.Parameter(torch.randn(d_model) * 0.02)
 
+    def ring_size(self) -> int | None:
+        """Positions a decoding step reads from this layer's raw cache: the local window (one
+        or two blocks), the compressed layer's convolution width; None for full attention."""
+        if self.kind == "local":
+            return (2 if self.previous_block else 1) * self.block_size
+        return self.kernel if self.kind == "compressed" else None
+
+    def compact(self, cache: AttentionCache, positions: torch.Tensor) -> AttentionCache:
+        """A prefill's cache (the whole history) cut to the ring a step reads, for rows whose
+        next positions are ``positions`` (N,): what ``step`` would make of it first, done
+        before beam search repeats every row ``beam`` times. A local layer then holds W
+        positions a row instead of the prefix, a compressed one ``kernel`` raw positions
+        beside its slots; full attention's cache is returned as is."""
+        size = self.ring_size()
+        if size is None or cache.k is None:
+            return cache
+        dim = 2 if self.kind == "local" else 1  # (N, H, T, D) or raw (N, T, d)
+        return AttentionCache(ring(cache.k, dim, size, positions, cache.k, cache.k.shape),
+                              ring(cache.v, dim, size, positions, cache.v, cache.v.shape),
+                              cache.k_slots, cache.v_slots)
+
     def _compress(self, conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
         """(B, T, d) raw keys or values -> (B, H, S, D) slots."""
         return compress(x, conv.weight, conv.bias, self.kernel, self.stride, self.n_heads)
@@ -424,8 +473,11 @@ class CausalSelfAttention(nn.Module):
         qh = q.view(n, h, 1, dh)  # (N, H, 1, D)
         pos = positions.unsqueeze(1)  # (N, 1)
         if self.kind == "compressed":
-            keys, values, mask = self._step_compressed(k, v, cache, positions, length)
-        elif self.kind == "full":
+            usable = self._step_compressed(k, v, cache, positions, length)  # (N, S)
+            y = attention_with_null(qh, cache.k_slots, cache.v_slots, self.null_k,
+                                    self.null_v, usable)  # (N, H, 1, D)
+            return self.out(y.reshape(n, self.d_model)), cache
+        if self.kind == "full":
             cache.k = grow(cache.k, 2, length, k, (n, h, 0, dh))  # (N, H, C, D)
             cache.v = grow(cache.v, 2, length, v, (n, h, 0, dh))
             cache.k[rows, :, positions] = k.view(n, h, dh).to(cache.k.dtype)
@@ -435,7 +487,7 @@ class CausalSelfAttention(nn.Module):
         else:
             # Only the window of the current (and previous) block is read: W keys per row,
             # kept in a ring of W positions (beam search copies W, not the whole history).
-            w = (2 if self.previous_block else 1) * self.block_size
+            w = self.ring_size()
             cache.k = ring(cache.k, 2, w, positions, k, (n, h, 0, dh))  # (N, H, W, D)
             cache.v = ring(cache.v, 2, w, positions, v, (n, h, 0, dh))
             cache.k[rows, :, positions % w] = k.view(n, h, dh).to(cache.k.dtype)
@@ -451,9 +503,9 @@ class CausalSelfAttention(nn.Module):
         return self.out(y.reshape(n, self.d_model)), cache
 
     def _step_compressed(self, k: torch.Tensor, v: torch.Tensor, cache: AttentionCache,
-                         positions: torch.Tensor, length: int):
+                         positions: torch.Tensor, length: int) -> torch.Tensor:
         """Store raw k, v (N, d) at ``positions``; where a window completes there, compute its
-        slot. Returns keys, values (N, H, 1 + S, D) and the mask (N, 1 + S)."""
+        slot. Returns which of ``cache.k_slots``' S slots each row may use, (N, S) bool."""
         n, d = k.shape
         h, dh = self.n_heads, d // self.n_heads
         rows = torch.arange(n, device=k.device)
@@ -480,11 +532,7 @@ class CausalSelfAttention(nn.Module):
             old = slots[rows, :, slot]  # (N, H, D)
             slots[rows, :, slot] = torch.where(complete[:, None, None], new.to(slots.dtype), old)
         ends = slot_ends(cache.k_slots.shape[2], self.kernel, self.stride, k.device)  # (S,)
-        usable = ends.unsqueeze(0) <= positions.unsqueeze(1)  # (N, S)
-        mask = torch.cat([usable.new_ones(n, 1), usable], dim=1)  # (N, 1 + S)
-        keys = with_null(cache.k_slots, self.null_k)
-        values = with_null(cache.v_slots, self.null_v)
-        return keys, values, mask
+        return ends.unsqueeze(0) <= positions.unsqueeze(1)  # (N, S)
 
 
 class MemoryAttention(nn.Module):

@@ -535,6 +535,11 @@ class DecoderOnlyTransformer(_Transformer):
         last = hidden[torch.arange(prefix.shape[0], device=prefix.device), lengths - 1]
         first = torch.log_softmax(self.project(last).float(), dim=-1)  # (B, V)
         estimate = self.frequency(hidden, real) if self.frequency is not None else None
+        # Cut the local and compressed caches to their rings now: beam search's first reorder
+        # repeats every row `beam` times, and a whole 6,000-token history repeated four
+        # times was the peak of a long decode.
+        caches = [LayerCache(block.attn.compact(cache.attn, lengths))
+                  for block, cache in zip(self.blocks, caches, strict=True)]
         return TransformerState(first, caches, positions=lengths, length=prefix.shape[1],
                                 wfe=estimate)
 

@@ -18,6 +18,7 @@ matplotlib.use("Agg")  # no display: render to PNG bytes
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
+from wikisum.core import htmlpage  # noqa: E402
 from wikisum.core.text import content_words, words  # noqa: E402
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
@@ -438,22 +439,10 @@ def to_markdown(metrics: dict, figure_files: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-CSS = """
-body{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
-max-width:1180px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
-h1{margin-bottom:0.1em}.sub{color:#666;margin-top:0}
-h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.8em}
-.caption{font-style:italic;color:#555;margin:1.2em 0 0.3em}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;margin:0 0 1.2em;font-size:0.9em}
-th,td{border:1px solid #ddd;padding:0.3em 0.6em;text-align:right;white-space:nowrap}
-th:first-child,td:first-child,td.t{text-align:left}
-thead th{background:#f0f0f0}
-tbody tr:nth-child(even){background:#f7f7f7}
+CSS = htmlpage.REPORT_CSS + """th:first-child,td:first-child,td.t{text-align:left}
 .pick{background:#eef6ee;border-left:4px solid #55a868;padding:0.6em 1.2em;margin:1em 0}
 .pick li{margin:0.3em 0}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
-.note{color:#777;font-size:0.9em}
 .article{margin:1.2em 0 2em}
 .side{display:grid;grid-template-columns:minmax(240px,1fr) 2.4fr;gap:1em;align-items:start}
 .lead{background:#f4f7fb;border-left:4px solid #4c72b0;padding:0.2em 1em;position:sticky;top:0}

@@ -14,6 +14,43 @@ requires_shared_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(), reason=f"real data not found at {SHARED_DATA}")
 
 
+BROWSER_INSTALL = ("sudo apt-get install -y chromium (Debian's package) and "
+                   ".venv/bin/pip install -e '.[dev]' (playwright's Python package; it drives "
+                   "that chromium, no browser is downloaded)")
+
+
+def find_chromium() -> str | None:
+    import shutil
+
+    return next((path for name in ("chromium", "chromium-browser")
+                 if (path := shutil.which(name))), None)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (Debian's ``chromium`` package) driven by Playwright, shared by the
+    session. Where it is missing the test is skipped with the install command, except in CI
+    (``CI`` set), where a page the tool writes must be checked in a real browser: there a
+    missing browser fails the test."""
+    import os
+
+    executable = find_chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if executable is None or sync_playwright is None:
+        missing = "chromium" if executable is None else "playwright"
+        message = f"no headless browser ({missing} missing): {BROWSER_INSTALL}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
 @pytest.fixture(autouse=True)
 def default_verbosity():
     """Every test starts at the default verbosity: the level is the process's (set once by the
@@ -45,8 +82,9 @@ def sample_corpus(tmp_path_factory) -> tuple[Path, dict]:
 def built_sample(sample_corpus, tmp_path_factory) -> tuple[Path, dict]:
     """``wikisum build`` on the sample corpus, run once per test session: (OUT, manifest).
 
-    OUT holds ingest/, vocab.model (3,000 subwords at most) and data/ (two shards a split).
-    Read it, never write into it: other tests share it.
+    OUT holds ingest/, vocab.model (3,000 subwords at most) and data/ (two shards a split,
+    lead and whole-article targets, as the demo builds it). Read it, never write into it:
+    other tests share it.
     """
     from wikisum.workflows import cli
 
@@ -56,7 +94,8 @@ def built_sample(sample_corpus, tmp_path_factory) -> tuple[Path, dict]:
                        "--warc", str(sample / "warc" / "*.warc.gz"),
                        "--wet", str(sample / "wet" / "*.warc.wet.gz"),
                        "--search-results", str(sample / "search_results.jsonl"),
-                       "--out", str(out), "--vocab-size", "3000", "--shards", "2"])
+                       "--out", str(out), "--vocab-size", "3000", "--shards", "2",
+                       "--targets", "lead,article"])
     assert status == 0
     return out, manifest
 

@@ -36,6 +36,9 @@ from wikisum.models.base import Batch, make_batch
 # Reasons an example is skipped; each is counted.
 EMPTY_TARGET = "empty_target"
 TOO_LONG = "too_long"  # alone, its padded size exceeds the token budget
+LONG_TARGET = "long_target"  # its target is over max_target_tokens, and long_targets="skip"
+SKIPS = (EMPTY_TARGET, TOO_LONG, LONG_TARGET)
+CUT_TARGET = "cut_target"  # counted, not skipped: its target was cut to max_target_tokens
 
 
 # A shard that pyarrow cannot read; the message names the file (one class for every reader).
@@ -57,13 +60,21 @@ class Pair:
 
 
 def prepare(example: Example, eos_id: int, counts: Counter,
-            max_target_tokens: int | None = None) -> Pair | None:
-    """The example as a :class:`Pair` (target cut to ``max_target_tokens``, then </s>), or None
-    (counted in ``counts`` under :data:`EMPTY_TARGET`) when it has no target to learn from."""
+            max_target_tokens: int | None = None, long_targets: str = "cut") -> Pair | None:
+    """The example as a :class:`Pair` (target, then </s>), or None when it has no target to
+    learn from (counted in ``counts`` under :data:`EMPTY_TARGET`) or its target is longer than
+    ``max_target_tokens`` and ``long_targets`` is "skip" (:data:`LONG_TARGET`). With "cut" such
+    a target is cut to ``max_target_tokens`` (counted under :data:`CUT_TARGET`)."""
     if not example.targets:
         counts[EMPTY_TARGET] += 1
         return None
-    target = list(example.targets[:max_target_tokens] if max_target_tokens else example.targets)
+    target = list(example.targets)
+    if max_target_tokens and len(target) > max_target_tokens:
+        if long_targets == "skip":
+            counts[LONG_TARGET] += 1
+            return None
+        counts[CUT_TARGET] += 1
+        target = target[:max_target_tokens]
     exemplar = list(example.exemplar) if example.exemplar is not None else None
     return Pair(example.id, list(example.inputs), target + [eos_id], exemplar)
 
@@ -133,15 +144,19 @@ def length_batches(pairs: Iterable[Pair], max_tokens: int, *, rng: random.Random
 
 
 def read_examples(dataset: Dataset, split: str, extractor: str, corpus: str,
-                  max_input_tokens: int, exemplars: bool = False) -> Iterator[Example]:
-    """The loader's examples of ``split``, read one shard at a time so that a shard pyarrow
-    cannot read raises :class:`CorruptShardError` naming that file."""
+                  max_input_tokens: int, exemplars: bool = False, *, target: str = "lead",
+                  inputs: str = "ranked") -> Iterator[Example]:
+    """The loader's examples of ``split`` (``target`` and ``inputs``:
+    :meth:`wikisum.core.loader.Dataset.examples`), read one shard at a time so that a shard
+    pyarrow cannot read raises :class:`CorruptShardError` naming that file."""
     files = dataset.files(split)
     if not files:
         raise FileNotFoundError(f"no {split} shards in {dataset.dir}")
-    kwargs = {"exemplars": True} if exemplars else {}
+    kwargs: dict = {"exemplars": True} if exemplars else {}
+    if (target, inputs) != ("lead", "ranked"):
+        kwargs.update(target=target, inputs=inputs)
     if exemplars and hasattr(dataset, "exemplar_targets"):
-        dataset.exemplar_targets()  # read once here, shared by the per-shard copies below
+        dataset.exemplar_targets(target)  # read once here, shared by the per-shard copies
     for path in files:
         # The same Dataset, seeing one shard: what goes wrong can be pinned on this file.
         one = copy.copy(dataset)
@@ -155,14 +170,15 @@ def read_examples(dataset: Dataset, split: str, extractor: str, corpus: str,
 def epoch_batches(read: Callable[[], Iterable[Example]], *, eos_id: int, max_tokens: int,
                   seed: int, epoch: int, counts: Counter, rank: int = 0, world: int = 1,
                   shuffle_buffer: int = 2000, pool: int = 1000,
-                  max_target_tokens: int | None = None) -> Iterator[list[Pair]]:
+                  max_target_tokens: int | None = None,
+                  long_targets: str = "cut") -> Iterator[list[Pair]]:
     """One epoch of shuffled length batches of this rank's examples: every ``world``-th example
     of the stream from the ``rank``-th on, so ranks read disjoint strides. A function of
     (data, seed, epoch, rank)."""
     rng = random.Random(f"wikisum:{seed}:{epoch}:{rank}")
     examples = islice(read(), rank, None, world)
     pairs = (p for ex in examples
-             if (p := prepare(ex, eos_id, counts, max_target_tokens)) is not None)
+             if (p := prepare(ex, eos_id, counts, max_target_tokens, long_targets)) is not None)
     yield from length_batches(pairs, max_tokens, rng=rng, shuffle_buffer=shuffle_buffer,
                               pool=pool, counts=counts)
 

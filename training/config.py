@@ -25,7 +25,12 @@ import yaml
 
 from wikisum import models
 from wikisum.core.inputs import DEFAULT_INPUT
-from wikisum.core.loader import dataset_default_input
+from wikisum.core.loader import (
+    DEFAULT_MAX_TARGET_TOKENS,
+    INPUT_VIEWS,
+    TARGETS,
+    dataset_default_input,
+)
 from wikisum.training import runpaths
 
 PROBE_VOCAB = 64  # vocab_size of the meta-device model built only to read its config fields
@@ -36,6 +41,7 @@ WARMUP_STEPS = 4000
 WARMUP_SHARE = 0.1
 # Where a run's log goes: log.jsonl always; TensorBoard and Weights & Biases when asked (extras).
 LOG_TARGETS = ("jsonl", "tensorboard", "wandb")
+LONG_TARGET_POLICIES = ("auto", "skip", "cut")
 
 
 class ConfigError(ValueError):
@@ -58,7 +64,15 @@ class TrainConfig:
     extractor: str = DEFAULT_INPUT.extractor
     corpus: str = DEFAULT_INPUT.corpus
     max_input_tokens: int = DEFAULT_INPUT.max_input_tokens  # L
-    max_target_tokens: int | None = None  # cut targets to this length (None: whole leads)
+    # What the model learns to write from what: the lead or the whole article (a build with
+    # --targets lead,article), from the ranked references or from the title alone (the paper's
+    # title-only article model).
+    target: str = "lead"  # lead | article
+    inputs: str = "ranked"  # ranked (title, <t>, ranked references cut to L) | title (title, <t>)
+    # Targets longer than this: skipped in training or cut (long_targets), counted either way;
+    # None: the target's default (a lead whole; an article 2,192, as the paper).
+    max_target_tokens: int | None = None
+    long_targets: str = "auto"  # skip | cut | auto (an article skipped, a lead cut)
     batch_tokens: int = 4096  # budget of a batch: rows x (longest source + target + exemplar)
     shuffle_buffer: int = 2000  # examples
     sort_pool: int = 1000  # examples sorted by length together before packing into batches
@@ -111,9 +125,26 @@ class TrainConfig:
                               "eval_every=0 never measures: set eval_every too")
         if not self.lr > 0:
             raise ConfigError(f"lr must be positive, got {self.lr}")
+        for name, choices in (("target", TARGETS), ("inputs", INPUT_VIEWS),
+                              ("long_targets", LONG_TARGET_POLICIES)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got "
+                                  f"{getattr(self, name)!r}")
         if self.preset != "auto" and self.preset not in models.PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; choose from "
                               f"{', '.join(models.PRESETS)} or auto")
+
+    def target_limit(self) -> tuple[int | None, str]:
+        """(the longest target trained on whole, what happens to a longer one: "skip" or
+        "cut"): ``max_target_tokens`` or the target's default, and ``long_targets`` with auto
+        resolved (an article is skipped, as the paper's whole-article model ignores longer
+        examples; a lead is cut, as before targets had a policy)."""
+        limit = (self.max_target_tokens if self.max_target_tokens is not None
+                 else DEFAULT_MAX_TARGET_TOKENS[self.target])
+        policy = self.long_targets
+        if policy == "auto":
+            policy = "skip" if self.target == "article" else "cut"
+        return limit, policy
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:

@@ -4,17 +4,23 @@ decoding takes its default ``max_len``.
 ``wikisum train`` writes ``RUN/data_stats.json`` when it prepares a run (and into a run that
 lacks it when resumed)::
 
-    {"split": "train", "examples": 9812, "read": 9812, "max_target_tokens": null,
-     "target_tokens": {"mean": 61.2, "p50": 55, "p90": 104, "p99": 171, "max": 390}}
+    {"split": "train", "target": "lead", "examples": 9812, "read": 9812,
+     "max_target_tokens": null, "long_targets": "cut",
+     "target_tokens": {"mean": 61.2, "p50": 55, "p90": 104, "p99": 171, "max": 390},
+     "over_limit": {"examples": 0, "of": 9812, "share": 0.0}}
 
-Target lengths count wordpieces as decoding does, ``</s>`` included, after training's
-``max_target_tokens`` cut. At most :data:`SAMPLE_ROWS` rows are read (the shards are assigned by
-a hash of the id, so their first rows are a fair sample).
+Target lengths count wordpieces as decoding does, ``</s>`` included, as training sees them:
+cut to ``max_target_tokens``, or without the longer ones where training skips them. At most
+:data:`SAMPLE_ROWS` rows are read (the shards are assigned by a hash of the id, so their first
+rows are a fair sample). ``over_limit`` counts the non-empty targets of the whole split longer
+than ``max_target_tokens`` (:func:`count_over_limit`): what training skips or cuts, said in its
+start-up lines.
 
 ``decode`` and :func:`wikisum.generation.summarize` default ``max_len`` to twice the 99th
-percentile, at most :data:`MAX_LEN_CAP`: a model that never emits ``</s>`` stops at about twice
-the longest usual target instead of running on. A run without the file (trained before it
-existed) gets :data:`FALLBACK_MAX_LEN`, with a warning.
+percentile, at most :data:`MAX_LEN_CAP` (:data:`ARTICLE_MAX_LEN_CAP` for whole articles, the
+paper's longest): a model that never emits ``</s>`` stops at about twice the longest usual
+target instead of running on. A run without the file (trained before it existed) gets
+:data:`FALLBACK_MAX_LEN`, with a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -29,10 +36,12 @@ STATS_FILE = "data_stats.json"
 SAMPLE_ROWS = 20_000
 MAX_LEN_FACTOR = 2
 MAX_LEN_CAP = 1024
+ARTICLE_MAX_LEN_CAP = 4000  # the paper's title-only model writes articles up to 4,000 tokens
 FALLBACK_MAX_LEN = 500
 DEFAULT_MAX_LEN_HELP = (f"{MAX_LEN_FACTOR} x the 99th percentile of the target length on the "
-                        f"run's training data, at most {MAX_LEN_CAP}; {FALLBACK_MAX_LEN} for a "
-                        f"run without {STATS_FILE}")
+                        f"run's training data, at most {MAX_LEN_CAP} ({ARTICLE_MAX_LEN_CAP} "
+                        f"for whole articles); {FALLBACK_MAX_LEN} for a run without "
+                        f"{STATS_FILE}")
 
 
 def percentile(ordered: list[int], q: float) -> int:
@@ -40,33 +49,65 @@ def percentile(ordered: list[int], q: float) -> int:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
+def split_target_lengths(dataset, split: str = "train", target: str = "lead"
+                         ) -> Iterator[int]:
+    """The length of every ``target`` of ``split`` in shard order, ``</s>`` not counted: for
+    an article the last of its ``section_boundaries`` (a few integers a row, not its ids)."""
+    if dataset.kind != "pairs" and target == "article":
+        for row in dataset.rows(split, ["section_boundaries"]):
+            bounds = row["section_boundaries"]
+            yield int(bounds[-1]) if bounds else 0
+        return
+    column = dataset.target_column(target)
+    for row in dataset.rows(split, [column]):
+        yield len(row[column] or ())
+
+
+def count_over_limit(dataset, max_target_tokens: int | None, split: str = "train",
+                     target: str = "lead") -> dict:
+    """How many non-empty targets of the whole ``split`` are longer than
+    ``max_target_tokens``: ``{"examples", "of", "share"}`` (all 0 without a limit)."""
+    over = total = 0
+    if max_target_tokens is not None:
+        for n in split_target_lengths(dataset, split, target):
+            if n:
+                total += 1
+                over += n > max_target_tokens
+    return {"examples": over, "of": total, "share": round(over / total, 6) if total else 0.0}
+
+
 def target_lengths(dataset, max_target_tokens: int | None = None, split: str = "train",
-                   rows: int = SAMPLE_ROWS) -> dict | None:
+                   rows: int = SAMPLE_ROWS, *, target: str = "lead",
+                   long_targets: str = "cut") -> dict | None:
     """The target-length statistics of (the first ``rows`` rows of) ``split`` of a
-    :class:`wikisum.core.loader.Dataset`; None when it has no non-empty target."""
-    column = dataset.target_column
+    :class:`wikisum.core.loader.Dataset`, as training sees them (``long_targets`` "cut" or
+    "skip" past ``max_target_tokens``); None when it has no non-empty target."""
     lengths, read = [], 0
-    for row in islice(dataset.rows(split, [column]), rows):
+    for n in islice(split_target_lengths(dataset, split, target), rows):
         read += 1
-        n = len(row[column])
-        if n:
-            lengths.append(min(n, max_target_tokens or n) + 1)  # </s> included
+        if not n or (long_targets == "skip" and max_target_tokens and n > max_target_tokens):
+            continue
+        lengths.append(min(n, max_target_tokens or n) + 1)  # </s> included
     if not lengths:
         return None
     lengths.sort()
-    return {"split": split, "examples": len(lengths), "read": read,
-            "max_target_tokens": max_target_tokens,
+    return {"split": split, "target": target, "examples": len(lengths), "read": read,
+            "max_target_tokens": max_target_tokens, "long_targets": long_targets,
             "target_tokens": {"mean": round(sum(lengths) / len(lengths), 2),
                               "p50": percentile(lengths, 50), "p90": percentile(lengths, 90),
                               "p99": percentile(lengths, 99), "max": lengths[-1]}}
 
 
-def write(run: str | Path, dataset, max_target_tokens: int | None = None) -> dict | None:
-    """Compute the statistics of ``dataset`` and write them to ``RUN/data_stats.json``."""
+def write(run: str | Path, dataset, max_target_tokens: int | None = None, *,
+          target: str = "lead", long_targets: str = "cut") -> dict | None:
+    """Compute the statistics of ``dataset`` (with the whole train split's
+    :func:`count_over_limit`) and write them to ``RUN/data_stats.json``."""
     from wikisum.training.checkpoint import write_text_atomically
 
-    stats = target_lengths(dataset, max_target_tokens)
+    stats = target_lengths(dataset, max_target_tokens, target=target,
+                           long_targets=long_targets)
     if stats is not None:
+        stats["over_limit"] = count_over_limit(dataset, max_target_tokens, "train", target)
         write_text_atomically(Path(run) / STATS_FILE, json.dumps(stats, indent=1) + "\n")
     return stats
 
@@ -84,11 +125,13 @@ def read(run: str | Path) -> dict | None:
 
 
 def max_len_from(stats: dict | None) -> int | None:
-    """Twice the 99th percentile of the target length, at most :data:`MAX_LEN_CAP`."""
+    """Twice the 99th percentile of the target length, at most :data:`MAX_LEN_CAP` (at most
+    :data:`ARTICLE_MAX_LEN_CAP` for whole articles)."""
     if not stats:
         return None
     p99 = int(stats["target_tokens"]["p99"])
-    return max(1, min(MAX_LEN_CAP, MAX_LEN_FACTOR * p99))
+    cap = ARTICLE_MAX_LEN_CAP if stats.get("target") == "article" else MAX_LEN_CAP
+    return max(1, min(cap, MAX_LEN_FACTOR * p99))
 
 
 def default_max_len(run: str | Path, warn: bool = True) -> int:

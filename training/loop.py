@@ -307,6 +307,7 @@ class _Trainer:
         self.procs = procs
         self.run_dir = Path(config.out)
         self.dataset = Dataset(config.data)
+        self.dataset.check_view(config.target, config.inputs)
         self.eos_id = int(self.dataset.special_ids["eos"])
         self.exemplars = exemplars_needed(factory, config.model)
         self.name = config.model
@@ -433,15 +434,17 @@ class _Trainer:
     def _read(self, split: str) -> Iterator:
         c = self.config
         return batching.read_examples(self.dataset, split, c.extractor, c.corpus,
-                                      c.max_input_tokens, self.exemplars)
+                                      c.max_input_tokens, self.exemplars, target=c.target,
+                                      inputs=c.inputs)
 
     def _epoch(self, epoch: int, counts: Counter) -> Iterator[list[batching.Pair]]:
         c = self.config
+        limit, policy = c.target_limit()
         return batching.epoch_batches(
             lambda: self._read("train"), eos_id=self.eos_id, max_tokens=c.batch_tokens,
             seed=c.seed, epoch=epoch, counts=counts, rank=self.procs.rank,
             world=self.procs.world, shuffle_buffer=c.shuffle_buffer, pool=c.sort_pool,
-            max_target_tokens=c.max_target_tokens)
+            max_target_tokens=limit, long_targets=policy)
 
     def _next_batch(self) -> list[batching.Pair]:
         """The next batch; at the end of the epoch (on any rank) every rank starts the next."""
@@ -466,7 +469,8 @@ class _Trainer:
                   "gives more updates per pass over the data", file=sys.stderr, flush=True)
         self.log.write({"step": self.step, "event": "epoch_end", "epoch": s.epoch,
                         "batches": s.batches, "examples": s.examples,
-                        "skipped": dict(s.counts)})
+                        "skipped": {k: s.counts[k] for k in batching.SKIPS if s.counts[k]},
+                        "cut": s.counts[batching.CUT_TARGET]})
         s.next_epoch()
 
     # -- run directory ---------------------------------------------------------------------
@@ -487,7 +491,9 @@ class _Trainer:
         write_text_atomically(self.run_dir / "config.json", json.dumps(info, indent=1) + "\n")
         if fresh or not (self.run_dir / datastats.STATS_FILE).exists():
             # the target lengths, from which decoding takes its default max_len
-            datastats.write(self.run_dir, self.dataset, self.config.max_target_tokens)
+            limit, policy = self.config.target_limit()
+            datastats.write(self.run_dir, self.dataset, limit, target=self.config.target,
+                            long_targets=policy)
 
     def _stored_config(self) -> dict:
         """The train config as the run records it: paths relative to the run directory."""
@@ -602,8 +608,9 @@ class _Trainer:
             examples = islice(examples, c.dev_examples)
         mine = (ex for i, ex in enumerate(examples) if i % self.procs.world == self.procs.rank)
         skips: Counter = Counter()
+        # dev keeps its long targets, cut (what the perplexity is over says how many)
         pairs = (p for ex in mine
-                 if (p := batching.prepare(ex, self.eos_id, skips, c.max_target_tokens)))
+                 if (p := batching.prepare(ex, self.eos_id, skips, c.target_limit()[0])))
         self.model.eval()
         nll = tokens = 0.0
         for pairs_ in batching.length_batches(pairs, c.batch_tokens, pool=c.sort_pool,
@@ -613,11 +620,11 @@ class _Trainer:
             nll += float(out.target_nll)
             tokens += float(out.target_tokens)
         self.model.train()
-        nll, tokens = self.procs.all_sum([nll, tokens])
+        nll, tokens, cut = self.procs.all_sum([nll, tokens, skips[batching.CUT_TARGET]])
         if tokens == 0:
             return None
         return {"step": self.step, "dev_ppl": math.exp(nll / tokens),
-                "dev_nll": nll / tokens, "dev_tokens": int(tokens)}
+                "dev_nll": nll / tokens, "dev_tokens": int(tokens), "dev_cut": int(cut)}
 
     # -- what the run will cost, and where it is -------------------------------------------
 
@@ -640,8 +647,29 @@ class _Trainer:
             f"{self.procs.device}" + (f" x{self.procs.world}" if self.procs.world > 1 else "")
             + f"; {what}, {end - self.step:,} updates to step {end:,} of {c.steps:,}; {warmup}, "
             f"lr {c.lr:g}, batch {c.batch_tokens:,} tokens x{c.accumulate}", file=sys.stderr)
+        say(self._data_line(), file=sys.stderr)
         for warning in sanity_warnings(c, self.resumed_from is None):
             print(f"warning: {warning}", file=sys.stderr, flush=True)
+
+    def _data_line(self) -> str:
+        """What the model learns from what, and how many training targets are over the length
+        limit (skipped or cut), from RUN/data_stats.json."""
+        c = self.config
+        limit, policy = c.target_limit()
+        source = ("the title alone" if c.inputs == "title" else
+                  f"{c.extractor} on {c.corpus}, L = {c.max_input_tokens:,}")
+        line = f"train: data: {c.target} targets from {source}"
+        if limit is None:
+            return line + "; targets whole (no max_target_tokens)"
+        over = (datastats.read(self.run_dir) or {}).get("over_limit")
+        action = ("skipped in training" if policy == "skip" else "cut to that length")
+        line += f"; max_target_tokens {limit:,}"
+        if over:
+            line += (f": {over['examples']:,} of {over['of']:,} train targets longer "
+                     f"({100 * over['share']:.1f}%), {action}")
+        else:
+            line += f": longer targets {action}"
+        return line + f"; dev perplexity over targets cut to {limit:,}"
 
     def _progress(self, end: int):
         if not self.procs.main:
@@ -774,7 +802,7 @@ class _Trainer:
 
     @staticmethod
     def _skip_keys() -> list[str]:
-        return [batching.EMPTY_TARGET, batching.TOO_LONG]
+        return list(batching.SKIPS)
 
     def _skip_values(self) -> list[int]:
         skipped = self.stream.skipped

@@ -23,6 +23,7 @@ from wikisum.workflows import (
     evaluate,
     exemplars,
     export,
+    humaneval,
     importer,
     ingest,
     rank,
@@ -35,7 +36,7 @@ from wikisum.workflows import (
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
 COMMANDS = [sample, ingest, ccplan, ccfetch, crawl, vocab, rank, build, report, importer,
-            write_as, convert_pairs, exemplars, train, decode, export, evaluate, demo]
+            write_as, convert_pairs, exemplars, train, decode, export, evaluate, humaneval, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited
@@ -77,9 +78,31 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.add_parser(subparsers)
     for command in subparsers.choices.values():
-        add_verbosity(command, default=argparse.SUPPRESS)
-        add_split_aliases(command)
+        for each in (command, *subcommands(command).values()):
+            add_verbosity(each, default=argparse.SUPPRESS)
+            add_split_aliases(each)
     return parser
+
+
+def subcommands(command: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """A command's own subcommands (``human-eval make``, ``human-eval score``); {} for a
+    command that has none."""
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def chosen_parser(command: argparse.ArgumentParser,
+                  args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of what ``args`` runs: ``command``'s, or that of its subcommand (whose
+    options and name its errors give)."""
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return chosen_parser(action.choices[name], args)
+    return command
 
 
 # The Hugging Face hub's split names that are ours under another name (the dataset card maps
@@ -208,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     check_command(parser, argv)
     args, rest = parser.parse_known_args(argv)
     progress.set_verbosity(args.verbosity)
-    command = commands(parser)[args.command]
+    command = chosen_parser(commands(parser)[args.command], args)
     for old, new in getattr(args, "retired_options", None) or []:
         progress.detail(f"wikisum {args.command}: {old} is now spelt {new}")
     for note in split_notes(command):

@@ -25,7 +25,15 @@ Output (--out), one JSON object a line, in data order, written as it goes:
   {{"id", "title", "prediction", "reference", "reference_nll", "reference_tokens"}}
 reference_nll (nats) and reference_tokens (wordpieces, </s> included) come from a teacher-forced
 pass over the reference, so `wikisum evaluate` reports perplexity without the model. Examples
-with an empty reference are skipped and counted. Beside it, PREDS.decode.json records the run,
+with an empty reference are skipped and counted.
+
+A run trained on whole articles (`wikisum train --target article`) writes whole articles:
+each record adds "target": "article", prediction_sections and reference_sections (lists of
+{{"title", "text"}}, the lead first with title ""), and reference_cut (the reference's tokens past
+the run's max_target_tokens, which reference_nll does not score); prediction and reference
+are the articles as text with " == Title == " before each section (tensor2tensor's layout).
+PREDS.articles.md shows each predicted article beside its reference. A title-only run
+(--inputs title) reads the titles alone. Beside it, PREDS.decode.json records the run,
 checkpoint step, split and decoding settings, and whether the file is complete.
 
 A killed decode resumes: run the same command again and it keeps the predictions already written
@@ -54,8 +62,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-len", type=checks.count(1), metavar="N",
                    help="most generated tokens, </s> included (default: twice the 99th "
                         f"percentile of the run's training targets, at most "
-                        f"{datastats.MAX_LEN_CAP}; {datastats.FALLBACK_MAX_LEN} for a run "
-                        "trained without that record)")
+                        f"{datastats.MAX_LEN_CAP} ({datastats.ARTICLE_MAX_LEN_CAP} for whole "
+                        f"articles); {datastats.FALLBACK_MAX_LEN} for a run trained without "
+                        "that record)")
     p.add_argument("--min-len", type=checks.count(0), default=0, metavar="N",
                    help="fewest tokens before </s> (default: %(default)s)")
     p.add_argument("--no-repeat-ngram-size", type=checks.count(0), default=0, metavar="N",
@@ -106,9 +115,13 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"wikisum decode: {exc}") from exc
     skipped = ", ".join(f"{v} {k}" for k, v in result["skipped"].items())
     resumed = f", {result['resumed']} kept from before" if result["resumed"] else ""
-    say(f"decode: {result['examples']} {args.split} examples by {args.run} (step "
+    cut = (f"; {result['cut']} references longer than the run's max_target_tokens, scored "
+           "cut to it" if result["cut"] else "")
+    noun = "articles" if result["target"] == "article" else "examples"
+    say(f"decode: {result['examples']} {args.split} {noun} by {args.run} (step "
         f"{result['step']}, max-len {result['max_len']}{resumed}) -> {result['out']}"
-        + (f" (skipped {skipped})" if skipped else ""))
+        + (f" (skipped {skipped})" if skipped else "") + cut
+        + (f"\n  articles beside their references: {result['view']}" if result["view"] else ""))
     return 0
 
 
@@ -116,7 +129,8 @@ def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership): the predictions
     and the settings record beside them."""
     from wikisum.core.ownership import Output
-    from wikisum.generation.decode import settings_path
+    from wikisum.generation.decode import settings_path, view_path
 
     return [Output("--out", args.out, "file"),
-            Output("--out", str(settings_path(args.out)), "file")]
+            Output("--out", str(settings_path(args.out)), "file"),
+            Output("--out", str(view_path(args.out)), "file")]

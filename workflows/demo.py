@@ -21,16 +21,24 @@ Run every stage of wikisum on a generated sample corpus and print where the outp
   1. sample  generate the input corpus                          -> OUT/sample
      cc-fetch  its URLs looked up in its Common Crawl-style index (served on 127.0.0.1) and
              their records fetched by byte range                 -> OUT/cc
-  2. build   ingest + vocab + rank (Beam jobs on the DirectRunner) -> OUT/build
+  2. build   ingest + vocab + rank (Beam jobs on the DirectRunner), lead and whole-article
+             targets                                             -> OUT/build
   3. report  compare the extractors (dev split, or the first split with articles)
                                                                 -> OUT/report/report.html
   4. train   a short run of the tiny T-DMCA (tf-idf, combined, L=500) -> OUT/run
   5. decode  beam search (beam 4, alpha 0.6) on the test split    -> OUT/run/preds.jsonl
   6. evaluate  ROUGE, perplexity, redundancy                     -> OUT/run/preds.metrics.json
+  7. train   whole articles from the title alone (the paper's section 6), a tiny T-DMCA for
+             half as many steps                                  -> OUT/article-run
+  8. decode  three test articles, beam 4, split back into sections
+                                     -> OUT/article-run/preds.jsonl, preds.articles.md
+  9. evaluate  ROUGE, ROUGE-Lsum, per-section ROUGE, heading precision/recall
+                                                  -> OUT/article-run/preds.metrics.json
 
-On 2 CPU cores the whole demo takes a few minutes. The model is tiny and trained for a few
-hundred steps on a few dozen articles: its leads are not good, the point is that every stage
-runs. Train for real with `wikisum train --preset base` on a built dataset (README).
+On 2 CPU cores the whole demo takes a few minutes. The models are tiny and trained for a few
+hundred steps on a few dozen articles: their leads and articles are not good, the point is
+that every stage runs. Train for real with `wikisum train --preset base` on a built dataset
+(README).
 """
 
 
@@ -55,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     sample, built, report = out / "sample", out / "build", out / "report"
-    run_dir = out / "run"
-    preds = run_dir / "preds.jsonl"
+    run_dir, article_run = out / "run", out / "article-run"
+    preds, article_preds = run_dir / "preds.jsonl", article_run / "preds.jsonl"
+    article_steps = max(1, args.train_steps // 2)
     start = time.perf_counter()
     steps = [
         ("sample", ["sample", "--out", str(sample), "--articles", str(args.articles),
@@ -65,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
                    "--warc", str(sample / "warc" / "*.warc.gz"),
                    "--wet", str(sample / "wet" / "*.warc.wet.gz"),
                    "--search-results", str(sample / "search_results.jsonl"),
-                   "--out", str(built), "--vocab-size", str(args.vocab_size)]),
+                   "--out", str(built), "--vocab-size", str(args.vocab_size),
+                   "--targets", "lead,article"]),
         ("report", lambda: ["report", "--data", str(built / "data"), "--out", str(report),
                             "--split", report_split(built / "data")]),
         ("train", lambda: ["train", "--model", "t-dmca", "--preset", "tiny",
@@ -79,6 +89,18 @@ def run(args: argparse.Namespace) -> int:
                             "--split", decode_split(built / "data"), "--beam", "4",
                             "--alpha", "0.6", "--max-len", "200"]),
         ("evaluate", ["evaluate", "--preds", str(preds)]),
+        ("train", lambda: ["train", "--model", "t-dmca", "--preset", "tiny",
+                           "--data", str(built / "data"),
+                           "--out", str(fresh(article_run, "train")), "--target", "article",
+                           "--inputs", "title", "--steps", str(article_steps),
+                           "--batch-tokens", "2400", f"warmup_steps={max(1, article_steps // 10)}",
+                           "lr=5e-3", f"eval_every={article_steps}",
+                           f"checkpoint_every={article_steps}",
+                           f"log_every={max(1, article_steps // 3)}"]),
+        ("decode", lambda: ["decode", "--run", str(article_run), "--out", str(article_preds),
+                            "--split", decode_split(built / "data"), "--beam", "4",
+                            "--limit", "3", "--max-len", "400"]),
+        ("evaluate", ["evaluate", "--preds", str(article_preds)]),
     ]
     # References from a Common Crawl-style index: the sample's captures, served on 127.0.0.1
     # as Common Crawl serves its URL index and WARC files.
@@ -115,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
           f"report.md, metrics.json)\n"
           f"  T-DMCA run:     {run_dir} (config.json, checkpoints/, log.jsonl)\n"
           f"  predictions:    {preds}\n"
-          f"  scores:         {preds.with_suffix('.metrics.json')}")
+          f"  scores:         {preds.with_suffix('.metrics.json')}\n"
+          f"  whole articles: {article_run} (title-only T-DMCA); {article_preds}, beside "
+          f"their references: {article_preds.with_suffix('.articles.md')}; scores: "
+          f"{article_preds.with_suffix('.metrics.json')}")
     return 0
 
 

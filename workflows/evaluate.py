@@ -12,7 +12,7 @@ from pathlib import Path
 from wikisum.workflows import checks
 
 HELP = ("ROUGE-1/2/L, perplexity and their bootstrap intervals of a `wikisum decode` predictions "
-        "file, or a paired test of two")
+        "file (and section and structure scores of whole articles), or a paired test of two")
 DESCRIPTION = """\
 Read PREDS (JSON lines from `wikisum decode`: id, prediction, reference, and reference_nll /
 reference_tokens for perplexity) and report ROUGE-1/2/L (F1, precision, recall; rouge-score with
@@ -34,9 +34,24 @@ interchangeable"), with a one-line verdict per score:
   ROUGE-2 F1   12.10   13.30  B above A: +1.20 [0.40, 2.00], p = 0.003
 
 The comparison goes to --out as JSON (default: B with the suffix .compare.json).
+
+Predictions of whole articles (a run trained with target=article: records with
+prediction_sections and reference_sections) add, in the table, the JSON (under "article") and
+the paired test: summary-level ROUGE-Lsum (one sentence a line, each heading a line), ROUGE-1/2/L
+per section over the lead and the sections whose headings match, the number of sections
+matched, heading precision/recall/F1, sections per article and the share of sections that
+repeat an earlier one; and how many references the perplexity saw cut to the run's
+max_target_tokens. A file mixing leads and articles, or a comparison of one against the other,
+is refused.
+
+--html DIR, with --compare, writes DIR/index.html: one self-contained page (no server, nothing
+fetched) showing every paired example with its title, the reference, A's output beside B's and
+their ROUGE-1/2/L F1 (and ROUGE-Lsum, with the sections under their headings, for whole
+articles), sorted by the ROUGE-L F1 difference B - A, largest first (controls re-sort by another
+score, by id or in file order), below the table of paired tests. Outputs are shown as text,
+never as markup. DIR must be new, empty or a page directory `evaluate` wrote before.
 """
 
-REQUIRED = ("id", "prediction", "reference")
 DEFAULT_RESAMPLES = 1000  # wikisum.core.stats.DEFAULT_RESAMPLES, without importing numpy here
 
 
@@ -50,6 +65,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", metavar="JSON",
                    help="metrics file (default: PREDS with the suffix .metrics.json; with "
                         "--compare, B with the suffix .compare.json)")
+    p.add_argument("--html", metavar="HTML_DIR",
+                   help="with --compare: also write HTML_DIR/index.html, the paired examples "
+                        "side by side with their scores, sorted by the ROUGE-L difference")
     p.add_argument("--bootstrap", type=checks.count(0), default=DEFAULT_RESAMPLES, metavar="N",
                    help=f"bootstrap resamples for the intervals and the paired test (default "
                         f"{DEFAULT_RESAMPLES}; 0 leaves the intervals out, not with --compare)")
@@ -60,27 +78,9 @@ def add_parser(subparsers) -> None:
 
 def read_predictions(path: str) -> list[dict]:
     """The records of a predictions file; a bad line is an error naming ``path:line``."""
-    records = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise FileNotFoundError(f"cannot read predictions {path}: {exc}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not JSON ({exc})") from exc
-        if not isinstance(record, dict):
-            raise ValueError(f"{path}:{number}: a record must be a JSON object")
-        missing = [k for k in REQUIRED if k not in record]
-        if missing:
-            raise ValueError(f"{path}:{number}: no {', '.join(missing)}")
-        records.append(record)
-    if not records:
-        raise ValueError(f"{path} holds no predictions")
-    return records
+    from wikisum.generation.predictions import read_predictions as read
+
+    return read(path)
 
 
 def default_out(preds: str) -> str:
@@ -161,10 +161,13 @@ def pair_by_id(records_a: list[dict], records_b: list[dict], path_a: str = "A",
 
 
 def compare(path_a: str, path_b: str, out: str | None = None, *,
-            bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> tuple[dict, str]:
+            bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+            html: str | None = None) -> tuple[dict, str]:
     """B against A (:func:`wikisum.generation.evaluation.compare`), examples paired by id, written
-    to ``out`` (default: :func:`default_compare_out` of B). ``result["warnings"]`` notes few
-    examples and examples whose reference differs between the files."""
+    to ``out`` (default: :func:`default_compare_out` of B), and with ``html`` the side-by-side
+    page in ``html/index.html`` (:func:`wikisum.generation.comparepage.write_page`).
+    ``result["warnings"]`` notes few examples and examples whose reference differs between the
+    files."""
     from wikisum.generation import evaluation
 
     if bootstrap < 1:
@@ -183,6 +186,10 @@ def compare(path_a: str, path_b: str, out: str | None = None, *,
     result["warnings"] = warnings
     target = Path(out or default_compare_out(path_b))
     _write_json(result, target)
+    if html:
+        from wikisum.generation import comparepage
+
+        comparepage.write_page(html, records_a, records_b, result, (path_a, path_b))
     return result, str(target)
 
 
@@ -192,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
     from wikisum.core.progress import say
     from wikisum.generation import evaluation
 
+    if args.html and not args.compare:
+        raise SystemExit("wikisum evaluate: --html needs --compare A B (the page sets two "
+                         "systems' outputs side by side); for one file's scores leave it out")
     if args.compare:
         for path in args.compare:
             checks.input_path(path, "--compare", "evaluate")
@@ -201,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         if args.compare:
             path_a, path_b = args.compare
             result, path = compare(path_a, path_b, args.out, bootstrap=args.bootstrap,
-                                   seed=args.seed)
+                                   seed=args.seed, html=args.html)
             say(f"A = {path_a}\nB = {path_b}\n{result['examples']} examples paired by id")
             print(evaluation.format_comparison(result))
         else:
@@ -213,12 +223,16 @@ def run(args: argparse.Namespace) -> int:
     for warning in result["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     say(f"{'comparison' if args.compare else 'metrics'} -> {path}")
+    if args.html:
+        from wikisum.generation.comparepage import PAGE
+
+        say(f"side-by-side page -> {Path(args.html) / PAGE}")
     return 0
 
 
 def outputs(args: argparse.Namespace) -> list:
     """What this command writes, checked before it runs (pipeline.ownership): --out, or its
-    default beside the predictions."""
+    default beside the predictions, and the page directory of --html."""
     from wikisum.core.ownership import Output
 
     if args.out:
@@ -227,4 +241,7 @@ def outputs(args: argparse.Namespace) -> list:
         path = default_compare_out(args.compare[1])
     else:
         path = default_out(args.preds)
-    return [Output("--out", path, "file")]
+    found = [Output("--out", path, "file")]
+    if getattr(args, "html", None):
+        found.append(Output("--html", args.html, "dir"))
+    return found

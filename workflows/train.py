@@ -13,8 +13,15 @@ HELP = "train (or resume) an abstractive model on a dataset into a self-containe
 DESCRIPTION = f"""\
 Train a model on the train split of --data (a `wikisum build` or `wikisum rank` output, or
 headline pairs from `wikisum convert-pairs`). The model input is the title, <t>, then the
-paragraphs in --extractor order on --corpus, cut to L tokens.
+paragraphs in --extractor order on --corpus, cut to L tokens; the target is the lead.
 Models: {', '.join(models.NAMES)}.
+
+Whole articles (the paper's section 6; a build with --targets lead,article): --target article
+trains on the whole article, its sections marked so that a decoded article splits back into
+them; max_target_tokens (default 2,192 for articles, as the paper) skips longer training
+examples (long_targets=skip, counted in the start-up lines and summary.json; dev perplexity
+keeps them, cut). --inputs title conditions on the title alone (the paper's title-only model).
+Decode, evaluate, export and summarize follow the run's target and inputs.
 
 Settings come, in increasing precedence, from TrainConfig's defaults, the run's own settings
 (when --out holds a run; not --stop-after or --device), a --config file (.yaml, .toml or
@@ -66,7 +73,8 @@ evaluate and export refuse such a vocab.model.
 # Defaults shown in --help; they are TrainConfig's (a test keeps the two equal). Flags default
 # to None so that a value left out does not hide one from --config.
 SHOWN_DEFAULTS = {"preset": "auto", "steps": 20000, "extractor": "tfidf", "corpus": "combined",
-                  "max_input_tokens": 500, "batch_tokens": 4096, "device": "auto"}
+                  "max_input_tokens": 500, "batch_tokens": 4096, "device": "auto",
+                  "target": "lead", "inputs": "ranked"}
 
 
 def add_parser(subparsers) -> None:
@@ -90,6 +98,12 @@ def add_parser(subparsers) -> None:
                    help="train the word-frequency estimator jointly (model config wfe=true)")
     p.add_argument("--extractor", help=f"paragraph ranking (default: {d['extractor']})")
     p.add_argument("--corpus", help=f"citations, search or combined (default: {d['corpus']})")
+    p.add_argument("--target", choices=("lead", "article"),
+                   help="what the model writes: the lead, or the whole article (a build with "
+                        f"--targets lead,article) (default: {d['target']})")
+    p.add_argument("--inputs", choices=("ranked", "title"),
+                   help="what it reads: the title and the ranked references cut to L, or the "
+                        f"title alone (default: {d['inputs']})")
     p.add_argument("--max-input-tokens", type=checks.count(1), metavar="L",
                    help=f"input length L in subwords (default: {d['max_input_tokens']})")
     p.add_argument("--batch-tokens", type=checks.count(1), metavar="N",
@@ -114,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     options = {"preset": args.preset, "steps": args.steps, "stop_after": args.stop_after,
                "extractor": args.extractor, "corpus": args.corpus,
                "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
+               "target": args.target, "inputs": args.inputs,
                "device": args.device,
                "log_to": ",".join(args.log_to) if args.log_to else None}
     if args.config:

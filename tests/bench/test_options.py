@@ -65,3 +65,10 @@ def test_unknown_key_is_an_error_naming_it(tmp_path):
     bad.write_text("budget-mb: 1\nbudjet: 2\n")
     done = show_config("bench/transformers.py", "--config", str(bad))
     assert done.returncode == 2 and "unknown option 'budjet'" in done.stderr
+
+
+def test_long_decode_refuses_positions_past_its_output():
+    done = subprocess.run([sys.executable, "bench/long_decode.py", "--output", "500",
+                           "--positions", "100", "1000"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 2 and "--output 500 is short of position 1000" in done.stderr

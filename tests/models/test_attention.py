@@ -174,6 +174,24 @@ def test_a_step_on_an_empty_cache_equals_position_zero():
             torch.testing.assert_close(y, module(x)[0][:, 0])
 
 
+def test_a_steps_attention_over_the_null_and_the_slots_equals_one_over_their_concatenation():
+    """Rows that may use all, some or none of 300 slots (the last: the null slot alone, whose
+    value is then the output), with large scores, so that merging the two softmax parts shows
+    any error."""
+    gen = torch.Generator().manual_seed(0)
+    n, h, s, dh = 3, HEADS, 300, D // HEADS
+    q = 4 * torch.randn(n, h, 1, dh, generator=gen)
+    k, v = torch.randn(n, h, s, dh, generator=gen), torch.randn(n, h, s, dh, generator=gen)
+    null_k, null_v = torch.randn(D, generator=gen), torch.randn(D, generator=gen)
+    usable = torch.arange(s).unsqueeze(0) < torch.tensor([[s], [17], [0]])  # (N, S)
+    got = attention.attention_with_null(q, k, v, null_k, null_v, usable)
+    mask = torch.cat([usable.new_ones(n, 1), usable], dim=1)[:, None, None, :]
+    expected = F.scaled_dot_product_attention(q, cpu_kernels.with_null(k, null_k),
+                                              cpu_kernels.with_null(v, null_v), attn_mask=mask)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got[2, :, 0], null_v.view(h, dh))
+
+
 @pytest.mark.parametrize("kind", attention.KINDS)
 def test_runs_under_bf16_autocast(kind):
     module = CausalSelfAttention(D, HEADS, kind, block_size=4)

@@ -99,7 +99,30 @@ def test_prepare_appends_eos_cuts_targets_and_counts_empty_ones():
     assert batching.prepare(ex, 3, counts) == Pair(5, [4, 5, 6], [10, 11, 12, 13, 3], [20, 21])
     assert batching.prepare(ex, 3, counts, max_target_tokens=2).target == [10, 11, 3]
     assert batching.prepare(Example(6, "t", [4], []), 3, counts) is None
-    assert counts == Counter({batching.EMPTY_TARGET: 1})
+    assert counts == Counter({batching.EMPTY_TARGET: 1, batching.CUT_TARGET: 1})
+
+
+def test_prepare_skips_a_long_target_only_when_told_and_counts_it():
+    """long_targets="skip" (whole articles, as the paper): a target over the limit is dropped
+    and counted; one at the limit is kept whole; "cut" keeps it cut and counts the cut."""
+    counts = Counter()
+    at_limit, over = Example(1, "t", [4], [10, 11]), Example(2, "t", [4], [10, 11, 12])
+    assert batching.prepare(at_limit, 3, counts, 2, "skip").target == [10, 11, 3]
+    assert batching.prepare(over, 3, counts, 2, "skip") is None
+    assert counts == Counter({batching.LONG_TARGET: 1})
+    assert batching.prepare(over, 3, counts, 2, "cut").target == [10, 11, 3]
+    assert counts == Counter({batching.LONG_TARGET: 1, batching.CUT_TARGET: 1})
+    assert batching.prepare(over, 3, counts, None, "skip").target == [10, 11, 12, 3]
+
+
+def test_an_epoch_counts_every_skipped_long_target():
+    examples = [Example(i, "t", [4], [10] * n) for i, n in enumerate([1, 5, 2, 7, 3])]
+    counts = Counter()
+    batches = list(batching.epoch_batches(lambda: iter(examples), eos_id=3, max_tokens=100,
+                                          seed=0, epoch=0, counts=counts,
+                                          max_target_tokens=3, long_targets="skip"))
+    assert sorted(p.id for b in batches for p in b) == [0, 2, 4]
+    assert counts == Counter({batching.LONG_TARGET: 2})
 
 
 def test_to_batch_pads_and_keeps_ids_and_exemplars():

@@ -98,3 +98,36 @@ def test_bad_config_files_are_named(name, text, message, tmp_path):
 def test_wfe_needs_a_model_with_an_estimator():
     with pytest.raises(ConfigError, match="no word-frequency estimator"):
         make_config("toy", "D", "R", wfe=True, factory=TOY)
+
+
+# ------------------------------------------------------------------------------------------
+# Whole articles: the target, the inputs and the length policy.
+
+
+@pytest.mark.parametrize(("settings", "limit"), [
+    ({}, (None, "cut")),
+    ({"max_target_tokens": 24}, (24, "cut")),
+    ({"target": "article"}, (2192, "skip")),
+    ({"target": "article", "max_target_tokens": 6000}, (6000, "skip")),
+    ({"target": "article", "long_targets": "cut"}, (2192, "cut")),
+    ({"max_target_tokens": 24, "long_targets": "skip"}, (24, "skip")),
+])
+def test_the_target_limit_is_the_papers_for_articles_and_none_for_leads(settings, limit):
+    assert TrainConfig("toy", "D", "R", **settings).target_limit() == limit
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ("target=headline", "target must be one of lead, article"),
+    ("inputs=abstract", "inputs must be one of ranked, title"),
+    ("long_targets=drop", "long_targets must be one of auto, skip, cut"),
+])
+def test_bad_targets_inputs_and_policies_are_clear_errors(item, message):
+    with pytest.raises(ConfigError, match=message):
+        make_config("toy", "D", "R", overrides=[item], factory=TOY)
+
+
+def test_a_run_saved_before_targets_reads_as_a_lead_run():
+    old = {"model": "toy", "data": "D", "out": "R", "max_target_tokens": 24}
+    config = TrainConfig.from_dict(old)
+    assert (config.target, config.inputs, config.target_limit()) == ("lead", "ranked",
+                                                                      (24, "cut"))

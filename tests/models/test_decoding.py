@@ -436,3 +436,64 @@ def test_wfe_without_a_head_is_a_clear_error():
         beam_search(TableModel(firsts, tables), table_batch(0), eos_id=3, wfe=True)
     with pytest.raises(ValueError, match="no `wfe` estimate"):
         greedy(TableModel(firsts, tables), table_batch(0), eos_id=3, wfe=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Long outputs: a real T-DMCA decoded for hundreds of cached steps
+
+LONG_VOCAB, LONG_LEN = 120, 200
+
+
+def long_model():
+    """A tiny T-DMCA (blocks of 8: the output runs through dozens of local blocks) whose WFE
+    head is set by hand: word w may occur ``1 + w % 4`` times, 300 uses over the vocabulary."""
+    from wikisum import models
+
+    torch.manual_seed(0)
+    model = models.build("t-dmca", "tiny", vocab_size=LONG_VOCAB, d_model=16, n_heads=2,
+                         d_ff=32, block_size=8, wfe=True).eval()
+    head = model.frequency
+    with torch.no_grad():
+        head.r_out.weight.zero_()
+        head.r_out.bias.copy_(1.0 + torch.arange(LONG_VOCAB) % 4)
+        head.g_out.weight.zero_()
+        head.g_out.bias.fill_(30.0)  # sigmoid(30) is 1 in float32: a_hat is the bias
+    return model
+
+
+def trigrams(tokens: list[int]) -> list[tuple[int, ...]]:
+    return [tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)]
+
+
+def test_long_outputs_never_repeat_a_trigram_and_keep_to_the_wfe_limits():
+    """Beam search over 200 tokens (</s> held off by min_len) on two rows: with
+    ``no_repeat_ngram_size=3`` no trigram occurs twice; with WFE as well no word exceeds
+    ``1 + w % 4``, and the limits bind. Unconstrained, the same model loops within 30 tokens."""
+    from wikisum.generation.decoding import DecodeOptions, generate
+
+    model = long_model()
+    batch = make_batch([[7, 8, 9, 10, 11], [12, 13]], [[3]] * 2)
+    limits = [1 + w % 4 for w in range(LONG_VOCAB)]
+    with torch.no_grad():
+        assert decoding.wfe_limits(model.start(batch).wfe.a_hat).tolist() == [limits] * 2
+
+    def run(length, **options):
+        return generate(model, batch, DecodeOptions(beam=4, max_len=length,
+                                                    min_len=length - 1, **options), eos_id=3)
+
+    for hyp in run(30):
+        assert len(set(trigrams(hyp.tokens))) < len(trigrams(hyp.tokens))
+    blocked, kept = run(LONG_LEN, no_repeat_ngram_size=3), run(LONG_LEN, no_repeat_ngram_size=3,
+                                                               wfe=True)
+    for hyp in blocked + kept:
+        assert len(hyp.tokens) >= LONG_LEN - 1
+        grams = trigrams(hyp.tokens)
+        assert len(set(grams)) == len(grams), Counter(grams).most_common(1)
+    for hyp in blocked:
+        assert any(n > limits[w] for w, n in Counter(hyp.tokens).items())
+    for hyp in kept:
+        counts = Counter(hyp.tokens)
+        over = {w: n for w, n in counts.items() if n > limits[w]}
+        assert not over, over
+        at_limit = sum(n == limits[w] for w, n in counts.items())
+        assert at_limit >= 60, at_limit  # the limits bind: most words used are used up

@@ -7,6 +7,8 @@ import math
 import pytest
 from rouge_score import rouge_scorer
 
+from wikisum.core.articlelayout import ArticleSection as S
+from wikisum.core.articlelayout import t2t_text
 from wikisum.generation import evaluation
 from wikisum.generation.evaluation import (
     duc_recall,
@@ -183,3 +185,150 @@ def test_score_predictions_with_bootstrap_puts_an_interval_beside_every_score():
     f_low, f_high = ci["rouge"]["rougeL"]["f"]
     assert f"[{100 * f_low:.2f}, {100 * f_high:.2f}]" in rouge_l
     assert "95% interval" in table.splitlines()[0]
+
+
+# Whole articles: records with prediction_sections / reference_sections beside the text.
+
+def article_record(i, predicted, reference, cut=0, **extra):
+    record = {"id": i, "title": f"Article {i}", "target": "article",
+              "prediction": t2t_text(predicted), "reference": t2t_text(reference),
+              "prediction_sections": [{"title": s.title, "text": s.text} for s in predicted],
+              "reference_sections": [{"title": s.title, "text": s.text} for s in reference],
+              "reference_nll": 2 * math.log(3.0), "reference_tokens": 2, **extra}
+    if cut is not None:
+        record["reference_cut"] = cut
+    return record
+
+
+def test_rouge_lsum_matches_sentences_in_any_order_where_rouge_l_does_not():
+    predicted = [S("", "The cat sat. A dog ran.")]
+    reference = [S("", "A dog ran. The cat sat.")]
+    assert evaluation.summary_lines(predicted) == "The cat sat.\nA dog ran."
+    # ROUGE-L: one LCS over "the cat sat a dog ran" and "a dog ran the cat sat": 3 of 6.
+    # ROUGE-Lsum: each reference sentence finds its own match among the lines: 6 of 6.
+    metrics = score_predictions([article_record(1, predicted, reference)])
+    assert metrics["rouge"]["rougeL"]["f"] == pytest.approx(0.5)
+    assert metrics["article"]["rougeLsum"] == {"f": pytest.approx(1.0), "p": pytest.approx(1.0),
+                                               "r": pytest.approx(1.0)}
+
+
+def test_summary_lines_put_each_heading_on_a_line_before_its_sentences():
+    sections = [S("", "Bodmin is a town. It is old."), S("Early  history", "Monks came."),
+                S("Empty", "")]
+    assert evaluation.summary_lines(sections) == (
+        "Bodmin is a town.\nIt is old.\nEarly history\nMonks came.\nEmpty")
+    # A heading line counts: the same text under another heading loses its title's token.
+    got = evaluation.rouge_lsum([S("", "Monks came.")], [S("", ""), S("History", "Monks came.")])
+    assert (got["p"], got["r"]) == pytest.approx((1.0, 2 / 3))
+
+
+def pair_article():
+    predicted = [S("", "old stone bridge"), S("Career", "worked at sea"),
+                 S("Legacy", "famous painter")]
+    reference = [S("", "old stone bridge"), S("career", "worked on land"),
+                 S("Awards", "famous painter")]
+    return predicted, reference
+
+
+def test_per_section_rouge_scores_only_the_matched_headings():
+    predicted, reference = pair_article()
+    means, matched = evaluation.section_rouge(predicted, reference)
+    # pairs: the leads (identical) and Career/career (1 of 3 words); Legacy and Awards hold
+    # the same words but their headings differ, so they are not scored.
+    assert matched == 2
+    assert means["rouge1"]["f"] == pytest.approx((1 + 1 / 3) / 2)
+    assert means["rouge2"]["f"] == pytest.approx((1 + 0) / 2)
+    assert evaluation.section_rouge([], reference) == (
+        {name: {"f": 0.0, "p": 0.0, "r": 0.0} for name in evaluation.ROUGE_TYPES}, 0)
+
+
+def article_records():
+    predicted, reference = pair_article()
+    return [
+        article_record(1, predicted, reference, cut=12),
+        # one predicted heading, none in the reference; the section repeats the lead
+        article_record(2, [S("", "the river flows north"), S("Course", "the river flows north")],
+                       [S("", "a river")], cut=0),
+    ]
+
+
+def test_score_predictions_of_articles_adds_structure_and_per_section_means():
+    metrics = score_predictions(article_records())
+    article = metrics["article"]
+    # heading P/R/F1: 1/2 each for the first; 0 for the second (a heading, none to find)
+    assert article["structure"] == {
+        "heading_precision": pytest.approx(0.25), "heading_recall": pytest.approx(0.25),
+        "heading_f1": pytest.approx(0.25), "sections": pytest.approx((3 + 2) / 2),
+        "reference_sections": pytest.approx((3 + 1) / 2),
+        "repeated_sections": pytest.approx((0 + 1) / 2)}
+    assert article["per_section"]["matched"] == pytest.approx((2 + 1) / 2)
+    # second article's only pair, its leads: "the river flows north" against "a river"
+    assert article["per_section"]["rouge1"]["r"] == pytest.approx(((1 + 1 / 3) / 2 + 1 / 2) / 2)
+    assert (article["references_cut"], article["reference_cut_tokens"],
+            article["reference_cut_recorded"]) == (1, 12, 2)
+    assert metrics["perplexity"] == pytest.approx(3.0)  # over the article targets, as before
+    scores = evaluation.per_example_scores(article_records())
+    assert set(scores) == {k for k, _, _ in evaluation.SCORES + evaluation.ARTICLE_SCORES}
+    assert scores["article.structure.heading_f1"] == [pytest.approx(0.5), 0.0]
+
+    table = format_table(score_predictions(article_records(), bootstrap=50))
+    lines = table.splitlines()
+    lsum = next(line for line in lines if line.startswith("ROUGE-Lsum "))
+    assert f"{100 * article['rougeLsum']['f']:.2f}" in lsum
+    assert any(line.startswith("ROUGE-2 per section") for line in lines)
+    heading_f1 = next(line for line in lines if line.startswith("heading F1"))
+    assert "25.0% [" in heading_f1
+    assert lines[-1] == "perplexity over targets cut to the run's max_target_tokens: 1 of 2 cut"
+    unstated = article_records()
+    del unstated[1]["reference_cut"]
+    assert format_table(score_predictions(unstated)).splitlines()[-1].endswith(
+        "1 of 1 cut (not recorded for 1 more)")
+
+
+def test_lead_metrics_have_no_article_part():
+    metrics = score_predictions(records())
+    assert set(metrics) == {"examples", "rouge", "duc_recall_75b", "redundancy",
+                            "prediction_words", "reference_words", "empty_predictions",
+                            "perplexity", "perplexity_examples", "perplexity_tokens"}
+    table = format_table(score_predictions(records(), bootstrap=20))
+    assert "Lsum" not in table and "section" not in table and "cut" not in table
+
+
+def test_a_mix_of_leads_and_articles_is_refused():
+    mixed = records() + article_records()[:1]
+    with pytest.raises(ValueError, match=r"1 prediction records are whole articles .* and 3 "
+                                         r"are leads \(the first: id 1\).* apart"):
+        score_predictions(mixed)
+    no_reference = article_records()
+    del no_reference[0]["reference_sections"]
+    with pytest.raises(ValueError, match="id 1 is a whole article but has no reference_sections"):
+        score_predictions(no_reference)
+    says_article = [dict(records()[0], target="article")]
+    with pytest.raises(ValueError, match="whole article but has no prediction_sections"):
+        score_predictions(says_article)
+    bad_section = article_records()
+    bad_section[1]["prediction_sections"][1] = {"title": "Course"}
+    with pytest.raises(ValueError, match="id 2: prediction_sections: section 1 is not"):
+        score_predictions(bad_section)
+    with pytest.raises(ValueError, match="reference_cut is -1"):
+        score_predictions([article_records()[0] | {"reference_cut": -1}])
+    with pytest.raises(ValueError, match="A holds leads and B whole articles"):
+        evaluation.compare(records()[:2], article_records(), bootstrap=10)
+
+
+def test_compare_articles_tests_the_article_scores():
+    a = article_records()
+    predicted, reference = pair_article()
+    b = [article_record(1, reference, reference, cut=12), a[1]]  # B's first is the reference
+    result = evaluation.compare(a, b, bootstrap=50)
+    diffs = result["differences"]
+    assert {k for k, _, _ in evaluation.ARTICLE_COMPARED} <= set(diffs)
+    assert "article.structure.reference_sections" not in diffs
+    # heading F1: 0.5 -> 1 on the first, 0 -> 0 on the second: +0.25
+    assert diffs["article.structure.heading_f1"]["diff"] == pytest.approx(0.25)
+    assert diffs["article.per_section.matched"]["diff"] == pytest.approx(0.5)
+    assert diffs["article.rougeLsum.f"]["verdict"].startswith(("B above A", "no clear"))
+    table = evaluation.format_comparison(result)
+    assert "heading F1 (%)" in table and "ROUGE-Lsum F1" in table
+    assert table.splitlines()[-1] == ("B: perplexity over targets cut to the run's "
+                                      "max_target_tokens: 1 of 2 cut")

@@ -7,8 +7,10 @@ from wikisum.generation.structure import (
     bigram_f1,
     heading_key,
     heading_scores,
+    matched_indices,
     matched_sections,
     repeated_share,
+    sections_from_json,
     structure_scores,
 )
 
@@ -70,3 +72,18 @@ def test_structure_scores_of_one_article():
     scores = structure_scores(REFERENCE, REFERENCE)
     assert scores == {"heading_precision": 1.0, "heading_recall": 1.0, "heading_f1": 1.0,
                       "sections": 5.0, "reference_sections": 5.0, "repeated_sections": 0.0}
+
+
+def test_matched_indices_give_the_positions_of_the_pairs():
+    predicted = [S("", "p lead"), S("career", "p1"), S("Legacy", "p2"), S("Career", "p3")]
+    assert matched_indices(predicted, REFERENCE) == [(0, 0), (1, 2), (3, 4)]
+    assert matched_indices([], REFERENCE) == []
+
+
+def test_sections_from_json():
+    assert sections_from_json([{"title": "", "text": "lead"}, {"title": "A", "text": ""}]) == [
+        S("", "lead"), S("A", "")]
+    with pytest.raises(ValueError, match="must be a list, not str"):
+        sections_from_json("lead")
+    with pytest.raises(ValueError, match="section 1 is not an object with a text title"):
+        sections_from_json([{"title": "", "text": "lead"}, {"title": 3, "text": "x"}])

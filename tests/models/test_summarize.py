@@ -66,7 +66,8 @@ def test_export_holds_weights_config_and_tokenizer_only(exported, tiny_run, toy_
         "README.md", "config.json", "data_stats.json", "model.safetensors", "tokenizer.model"]
     info = json.loads((exported / "config.json").read_text())
     assert info["format"] == export.EXPORT_FORMAT and info["model"] == "t-dmca"
-    assert info["input"] == {"extractor": "tfidf", "corpus": "combined", "max_input_tokens": 24}
+    assert info["input"] == {"extractor": "tfidf", "corpus": "combined", "max_input_tokens": 24,
+                             "target": "lead", "inputs": "ranked", "max_target_tokens": None}
     assert info["decoding"] == {"beam": 4, "alpha": 0.6, "max_len": 2 * expected_p99(toy_data),
                                 "min_len": 0}
     assert all(isinstance(t, torch.Tensor) for t in load_file(exported / "model.safetensors")

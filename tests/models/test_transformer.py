@@ -153,6 +153,76 @@ def test_cached_decoding_equals_a_full_pass(case):
                                            msg=f"{model_id(case)}: step {s}, row {r}")
 
 
+# Long decoding: ~40 output positions with blocks of 4, so that every step past the first few
+# reads a local window that the ring has overwritten several times (a ring of 2 blocks = 8
+# positions) and a compressed layer whose raw-input ring (3 positions) has turned over a dozen
+# times, while its slots keep growing.
+LONG_BLOCK = 4
+LONG_SOURCES = [[7, 8, 9], list(range(10, 23))]  # prefixes of 4 and 14 positions
+LONG_STEPS = 40
+LONG_MODELS = [
+    ("t-dmca", dict()),  # local, compressed, local
+    ("t-d", dict(layer_kinds=["local", "local"])),
+    ("t-d", dict(layer_kinds=["local", "compressed"], compress_kernel=3, compress_stride=2)),
+]
+
+
+def region(position: int) -> str:
+    """Where an input position lies against the local layer's blocks and ring."""
+    if position >= 2 * LONG_BLOCK:
+        return f"position {position}, beyond the local ring of {2 * LONG_BLOCK}"
+    if position >= LONG_BLOCK:
+        return f"position {position}, beyond one local block of {LONG_BLOCK}"
+    return f"position {position}, in the first block"
+
+
+@pytest.mark.parametrize("case", LONG_MODELS, ids=model_id)
+def test_long_cached_decoding_equals_a_full_pass_beyond_the_block_and_the_ring(case):
+    """Beam-style decoding of 40 tokens: two rows (prefixes shorter and longer than the
+    ring) expanded to three hypotheses each by the first reorder, each hypothesis fed its own
+    tokens, and a reorder halfway that drops, repeats and swaps hypotheses across rows. Every
+    step's log-probabilities of every final hypothesis equal one full pass over its own
+    ``source <sep> tokens``; the prefill leaves only the rings that a step reads."""
+    name, overrides = case
+    model = build(name, block_size=LONG_BLOCK, **overrides).eval()
+    gen = torch.Generator().manual_seed(31)
+    with torch.no_grad():
+        state = model.start(make_batch(LONG_SOURCES, [[EOS]] * 2))
+        first = state.first_logprobs
+        for block, cache in zip(model.blocks, state.caches, strict=True):
+            raw = cache.attn.k.shape  # local (N, H, W, D), compressed (N, kernel, d)
+            ring = {"local": (2, 2, 2 * LONG_BLOCK, 8), "compressed": (2, 3, 16)}
+            assert raw == ring[block.attn.kind], (block.attn.kind, raw)
+        # Per hypothesis: its source row, its tokens so far, and the log-probabilities the
+        # cached steps gave after each of them.
+        hyps = [(r, [], [first[r]]) for r in (0, 0, 0, 1, 1, 1)]
+        state = model.reorder(state, torch.tensor([0, 0, 0, 1, 1, 1]))
+        for s in range(LONG_STEPS):
+            if s == LONG_STEPS // 2:
+                index = [4, 0, 0, 5, 2, 4]
+                state = model.reorder(state, torch.tensor(index))
+                hyps = [(hyps[i][0], list(hyps[i][1]), list(hyps[i][2])) for i in index]
+            tokens = torch.randint(6, V, (len(hyps),), generator=gen)
+            logprobs, state = model.step(state, tokens)
+            for n, (_, seen, outs) in enumerate(hyps):
+                seen.append(int(tokens[n]))
+                outs.append(logprobs[n])
+        checked = set()
+        for n, (r, seen, outs) in enumerate(hyps):
+            source = LONG_SOURCES[r]
+            full = model(torch.tensor([source + [SEP] + seen]))[0, len(source):]  # <sep> on
+            reference = torch.log_softmax(full, dim=-1)  # (1 + LONG_STEPS, V)
+            for s, got in enumerate(outs):
+                position = len(source) + s  # the input position whose output this is
+                torch.testing.assert_close(got, reference[s], rtol=1e-4, atol=1e-4,
+                                           msg=f"{model_id(case)}: hypothesis {n}, "
+                                               f"{region(position)}")
+                checked.add(position)
+    # The steps reached well past one block, past the ring, and past the halfway reorder.
+    assert {3, LONG_BLOCK + 1, 2 * LONG_BLOCK + 1, 30, 45} <= checked
+    assert max(checked) == len(LONG_SOURCES[1]) + LONG_STEPS == 53
+
+
 @pytest.mark.parametrize("name", ["t-dmca", "t-ed"])
 def test_wfe_estimate_of_a_padded_row_is_that_of_the_row_alone(name):
     model = build(name, block_size=4, wfe=True).eval()

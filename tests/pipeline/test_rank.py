@@ -193,7 +193,7 @@ def test_rank_is_deterministic(built, tmp_path):
     out, _ = built
     assert cli.main(["rank", "--in", str(out / "ingest"), "--vocab", str(out / "vocab.model"),
                      "--learned", str(out / "data" / "learned.json"), "--out", str(tmp_path),
-                     "--rank-shards", "2"]) == 0
+                     "--rank-shards", "2", "--targets", "lead,article"]) == 0
     for f in sorted((out / "data").glob("*-of-*.parquet")):
         assert pq.read_table(f).to_pylist() == pq.read_table(tmp_path / f.name).to_pylist()
 

@@ -432,33 +432,19 @@ def test_compare_command_reports_each_build_and_writes_the_comparison(reported, 
                   str(out_dir / "data"), "--out", str(out)])
 
 
-def _browser():
-    """A headless Chromium through playwright, or the reason there is none."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None, "playwright is not installed (pip install playwright)"
-    executable = next((shutil.which(name) for name in ("chromium", "chromium-browser",
-                                                       "google-chrome") if shutil.which(name)),
-                      None)
-    return (sync_playwright, executable), None
-
-
-def test_report_renders_in_a_browser(reported, tmp_path):
-    """The report opened in headless Chromium: every figure loads, no table is wider than the
-    page, the per-article view sets the lead beside the extractors; a screenshot is taken."""
-    found, reason = _browser()
-    if found is None:
-        pytest.skip(reason)
-    sync_playwright, executable = found
+def test_report_renders_in_a_browser(reported, browser, tmp_path):
+    """The report opened in headless Chromium (the shared ``browser`` fixture: a skip where
+    there is none, a failure in CI): every figure loads, no table is wider than the page, the
+    per-article view sets the lead beside the extractors, nothing is fetched from elsewhere and
+    no script fails; a screenshot is taken."""
     out, metrics, _ = reported
-    with sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        except Exception as exc:  # no browser binary: `playwright install chromium` or a package
-            pytest.skip(f"no Chromium to launch: {str(exc).splitlines()[0]}")
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto((out / "report.html").as_uri())
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    uri = (out / "report.html").as_uri()
+    try:
+        page.goto(uri)
         images = page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
         body = page.evaluate("document.body.getBoundingClientRect().width")
         widest = page.evaluate("Math.max(...[...document.querySelectorAll('.scroll')]"
@@ -466,11 +452,14 @@ def test_report_renders_in_a_browser(reported, tmp_path):
         lead = page.eval_on_selector(".article .lead", "e => e.getBoundingClientRect().toJSON()")
         ext = page.eval_on_selector(".article .ext", "e => e.getBoundingClientRect().toJSON()")
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        browser.close()
+    finally:
+        page.close()
     assert len(images) == 2 and all(w > 0 for w in images)
     assert widest <= body + 1
     assert lead["right"] <= ext["left"] and abs(lead["top"] - ext["top"]) < 5  # side by side
     assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
+    assert [u for u in requests if not u.startswith("data:")] == [uri]  # figures are inline
+    assert errors == []
 
 
 def test_table_2_counts_the_whole_article_and_its_sections():

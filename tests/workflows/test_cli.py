@@ -15,7 +15,7 @@ from wikisum.workflows import cli
 
 EXPECTED = ["sample", "ingest", "cc-plan", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
             "import", "write-as", "convert-pairs", "exemplars", "train", "decode", "export",
-            "evaluate", "demo"]
+            "evaluate", "human-eval", "demo"]
 
 
 def subcommands() -> list[str]:
@@ -155,6 +155,15 @@ def test_demo_runs_and_says_where_outputs_are(tmp_path, capsys):
     scores = json.loads((run / "preds.metrics.json").read_text())
     assert scores["examples"] == len(preds) and "rouge" in scores
     assert str(run / "preds.jsonl") in out
+    # the whole-article model, from the title alone, for half the steps
+    articles = tmp_path / "demo" / "article-run"
+    assert (articles / "checkpoints" / "step-3.pt").is_file()
+    config = json.loads((articles / "config.json").read_text())["train_config"]
+    assert (config["target"], config["inputs"]) == ("article", "title")
+    preds = [json.loads(line) for line in (articles / "preds.jsonl").read_text().splitlines()]
+    assert preds and all(p["reference_sections"] and p["target"] == "article" for p in preds)
+    assert "article" in json.loads((articles / "preds.metrics.json").read_text())
+    assert (articles / "preds.articles.md").is_file() and str(articles) in out
 
 
 def test_unknown_option_is_rejected_outside_beam_jobs(tmp_path, capsys):

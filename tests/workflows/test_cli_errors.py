@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from clirun import run_cli
 
 from wikisum.generation import decode as decode_command
 from wikisum.workflows import cli
@@ -23,7 +24,12 @@ MISSING = "no-such-input"
 
 
 def parsers() -> dict[str, argparse.ArgumentParser]:
-    return dict(cli.build_parser()._subparsers._group_actions[0].choices)
+    """Every command's parser, and each subcommand's as "COMMAND SUBCOMMAND"."""
+    found = {}
+    for name, parser in cli.build_parser()._subparsers._group_actions[0].choices.items():
+        found[name] = parser
+        found.update({f"{name} {sub}": p for sub, p in cli.subcommands(parser).items()})
+    return found
 
 
 def input_options() -> list[tuple[str, str, int]]:
@@ -36,8 +42,9 @@ def input_options() -> list[tuple[str, str, int]]:
                     or action.help is argparse.SUPPRESS or action.metavar not in PATH_METAVARS):
                 continue
             option = next(s for s in action.option_strings if s.startswith("--"))
-            found += [(command, option, i) for i in range(action.nargs or 1)
-                      if isinstance(action.nargs, int) or i == 0]
+            # the first value only of an option with any number of them (--answers A B ...)
+            values = action.nargs if isinstance(action.nargs, int) else 1
+            found += [(command, option, i) for i in range(values)]
     return found
 
 
@@ -96,6 +103,10 @@ def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
         "decode": ["decode", "--run", p.run, "--out", out, "--device", "cpu"],
         "export": ["export", "--run", p.run, "--out", out],
         "evaluate": ["evaluate", "--preds", p.preds, "--out", out],
+        "human-eval make": ["human-eval", "make", "--preds", f"a={p.preds}", "--preds",
+                            f"b={p.preds}", "--out", out],
+        "human-eval score": ["human-eval", "score", "--answers", p.preds, "--key", p.preds,
+                             "--out", out],
         "demo": ["demo", "--out", out],
     }[command]
 
@@ -121,19 +132,6 @@ def with_missing(argv: list[str], command: str, option: str, position: int,
     return argv + [option, missing]
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``wikisum ARGV`` run in this process, as the shell
-    would see them: ``SystemExit("message")`` prints the message on stderr and exits 1. Any
-    other exception escapes (the test fails with its traceback)."""
-    try:
-        status = cli.main(argv)
-    except SystemExit as exc:
-        status = exc.code
-    captured = capsys.readouterr()
-    err = captured.err
-    if isinstance(status, str):
-        err, status = err + status + "\n", 1
-    return status or 0, captured.out, err
 
 
 # -- every input option, missing --------------------------------------------------------------
@@ -151,7 +149,8 @@ def test_the_input_options_found_in_the_parsers():
         ("report", "--compare"), ("convert-pairs", "--source"), ("convert-pairs", "--target"),
         ("convert-pairs", "--vocab"), ("exemplars", "--data"), ("train", "--data"),
         ("train", "--config"), ("decode", "--run"), ("decode", "--data"), ("export", "--run"),
-        ("evaluate", "--preds"), ("evaluate", "--compare")}
+        ("evaluate", "--preds"), ("evaluate", "--compare"), ("human-eval make", "--data"),
+        ("human-eval score", "--answers"), ("human-eval score", "--key")}
     assert not any(option == "--out" for _, option in found)
 
 

@@ -8,6 +8,8 @@ import random
 
 import pytest
 
+from wikisum.core.articlelayout import ArticleSection as S
+from wikisum.core.articlelayout import t2t_text
 from wikisum.workflows import cli
 
 WORDS = "the cat sat on a mat dog ran far away big red house tree river stone".split()
@@ -131,3 +133,68 @@ def test_compare_warns_about_differing_references(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 of 30 examples have a different reference" in err
     assert "only 30 examples scored" in err
+
+
+HEADINGS = ["History", "Geography", "Economy", "Culture", "Transport", "Sport"]
+
+
+def article_systems(n=40, seed=0):
+    """Whole articles. A: random headings and words; B: the reference's headings, half of each
+    section's words."""
+    rng = random.Random(seed)
+
+    def record(i, predicted, reference):
+        return {"id": f"ex{i}", "title": f"Place {i}", "target": "article",
+                "prediction": t2t_text(predicted), "reference": t2t_text(reference),
+                "prediction_sections": [{"title": s.title, "text": s.text} for s in predicted],
+                "reference_sections": [{"title": s.title, "text": s.text} for s in reference],
+                "reference_nll": 4.0, "reference_tokens": 2, "reference_cut": 5 * (i % 4 == 0)}
+
+    a, b = [], []
+    for i in range(n):
+        titles = ["", *rng.sample(HEADINGS, 3)]
+        reference = [S(t, " ".join(rng.choices(WORDS, k=8))) for t in titles]
+        a.append(record(i, [S(t, " ".join(rng.choices(WORDS, k=6)))
+                            for t in ["", *rng.sample(HEADINGS, 2)]], reference))
+        b.append(record(i, [S(s.title, " ".join(s.text.split()[:4])) for s in reference],
+                        reference))
+    return a, b
+
+
+def test_compare_articles_gives_verdicts_on_the_article_scores(tmp_path, capsys):
+    a, b = article_systems()
+    path_a, path_b = save(tmp_path / "a.jsonl", a), save(tmp_path / "b.jsonl", b)
+    assert cli.main(["evaluate", "--compare", path_a, path_b, "--bootstrap", "200"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads((tmp_path / "b.compare.json").read_text())
+    differences = result["differences"]
+    for key in ("article.rougeLsum.f", "article.per_section.rouge1.f",
+                "article.structure.heading_f1", "article.per_section.matched"):
+        assert differences[key]["verdict"].startswith("B above A: +"), key
+        assert differences[key]["verdict"] in out
+    # B's headings are the reference's: recall 1 for every article
+    assert result["b"]["article"]["structure"]["heading_recall"] == 1.0
+    assert result["b"]["article"]["references_cut"] == 10  # ids 0, 4, ..., 36
+    assert "B: perplexity over targets cut to the run's max_target_tokens: 10 of 40 cut" in out
+
+
+def test_evaluate_articles_prints_the_article_rows(tmp_path, capsys):
+    _, b = article_systems(n=8)
+    assert cli.main(["evaluate", "--preds", save(tmp_path / "b.jsonl", b),
+                     "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    metrics = json.loads((tmp_path / "b.metrics.json").read_text())
+    assert metrics["article"]["structure"]["heading_f1"] == 1.0
+    assert "heading F1" in out and "ROUGE-Lsum" in out
+    assert ("perplexity over targets cut to the run's max_target_tokens: 2 of 8 cut"
+            in out.splitlines())
+
+
+def test_compare_refuses_leads_against_articles(tmp_path):
+    leads, _ = write_systems(tmp_path, n=5)
+    articles, _ = article_systems(n=5)
+    with pytest.raises(SystemExit, match="A holds leads and B whole articles"):
+        cli.main(["evaluate", "--compare", save(tmp_path / "a.jsonl", leads),
+                  save(tmp_path / "b.jsonl", articles)])
+    with pytest.raises(SystemExit, match="4 are leads"):
+        cli.main(["evaluate", "--preds", save(tmp_path / "mix.jsonl", articles[:1] + leads[1:])])

@@ -28,6 +28,16 @@ from wikisum.workflows import checks, cli
     (["train", "--out", "r", "--device", "bogus"], "--device: unknown device 'bogus'"),
     (["rank", "--data", "i", "--vocab", "v", "--out", "o", "--shards", "0"],
      "--shards: must be between 1 and 100000, got 0"),
+    (["human-eval", "make", "--preds", "a=p", "--out", "o", "--sample", "0"],
+     "--sample: must be at least 1, got 0"),
+    (["human-eval", "make", "--preds", "a=p", "--out", "o", "--seed", "-1"],
+     "--seed: must be at least 0, got -1"),
+    (["human-eval", "make", "--preds", "p.jsonl", "--out", "o"],
+     "--preds: 'p.jsonl' is not NAME=PREDS.jsonl"),
+    (["human-eval", "make", "--preds", "a=p", "--out", "o", "--kind", "best"],
+     "--kind: invalid choice: 'best'"),
+    (["human-eval", "make", "--preds", "a=p", "--out", "o", "--pairs", "a,b"],
+     "--pairs: 'a' is not A:B"),
 ])
 def test_bad_values_are_usage_errors_with_the_valid_range(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:

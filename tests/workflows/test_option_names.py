@@ -20,15 +20,21 @@ RETIRED = {
     "report": {"--sample": "--limit"},
 }
 RETIRED_SPELLINGS = {old for table in RETIRED.values() for old in table}
-# The same words for other things (none today).
-UNRELATED: set[tuple[str, str]] = set()
+# The same words for other things: `human-eval make --sample N` draws N examples at random
+# (with --seed) for annotators to judge, the word of the human-evaluation literature; it is not
+# a cut of the data (`--limit`), which report's retired --sample was.
+UNRELATED: set[tuple[str, str]] = {("human-eval make", "--sample")}
 # (value given to the retired spelling, value given to the new one): the same setting
 VALUES = {"--shard-buffer-mb": ("3", "3MB")}
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
-    parser = cli.build_parser()
-    return dict(parser._subparsers._group_actions[0].choices)
+    """Every command's parser, and each subcommand's as "COMMAND SUBCOMMAND"."""
+    found = {}
+    for name, parser in cli.build_parser()._subparsers._group_actions[0].choices.items():
+        found[name] = parser
+        found.update({f"{name} {sub}": p for sub, p in cli.subcommands(parser).items()})
+    return found
 
 
 def visible_options(parser: argparse.ArgumentParser) -> list[str]:

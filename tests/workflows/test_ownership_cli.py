@@ -39,6 +39,8 @@ ARGV = {
     "decode": ["decode", "--run", "IN/run", "--out", "OUT"],
     "export": ["export", "--run", "IN/run", "--out", "OUT"],
     "evaluate": ["evaluate", "--preds", "IN/preds.jsonl", "--out", "OUT"],
+    "human-eval": ["human-eval", "make", "--preds", "a=IN/a.jsonl", "--preds", "b=IN/b.jsonl",
+                   "--out", "OUT"],
     "demo": ["demo", "--out", "OUT"],
 }
 
