@@ -52,11 +52,24 @@ def clone_recall(lead: str, document_text: str, measure: str = DEFAULT_CLONE_MEA
 
     ``unigram`` is `lead_recall` and ignores `lang`; ``content`` is `content_recall`.
     """
+    return recall_of(lead_words(lead, measure, lang), set(words(document_text)))
+
+
+def lead_words(lead: str, measure: str = DEFAULT_CLONE_MEASURE,
+               lang: str | None = "en") -> frozenset[str]:
+    """The lead's distinct words that `measure` recalls (all of them, or its content words):
+    computed once per article, then :func:`recall_of` each reference's words."""
     if measure == "unigram":
-        return lead_recall(lead, document_text)
+        return frozenset(words(lead))
     if measure == "content":
-        return content_recall(lead, document_text, lang)
+        return frozenset(content_words(lead, lang))
     raise ValueError(f"unknown clone measure {measure!r}; expected one of {CLONE_MEASURES}")
+
+
+def recall_of(lead: frozenset[str], document_words: set[str]) -> float:
+    """The share of ``lead`` (from :func:`lead_words`) among a document's words; 0.0 for an
+    empty lead."""
+    return len(lead & document_words) / len(lead) if lead else 0.0
 
 
 def is_clone(lead: str, document_text: str, threshold: float = DEFAULT_CLONE_THRESHOLD) -> bool:

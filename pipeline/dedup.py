@@ -53,7 +53,8 @@ class Duplicate:
 
 
 def duplicate_paragraphs(
-    references: Sequence[Sequence[str]], config: DedupConfig = DedupConfig()
+    references: Sequence[Sequence[str]], config: DedupConfig = DedupConfig(),
+    tokens: Sequence[Sequence[list[str]]] | None = None,
 ) -> list[list[str | None]]:
     """For each reference, for each of its paragraphs: None (keep) or the drop reason.
 
@@ -61,31 +62,35 @@ def duplicate_paragraphs(
         references: An article's references in citation order, each its paragraphs in page
             order.
         config: The near-duplicate rule.
+        tokens: Each paragraph's ``words``, where the caller has them already (the clone
+            filter tokenised them); None: tokenised here.
     """
     return [[None if d is None else d.reason for d in ref]
-            for ref in find_duplicates(references, config)]
+            for ref in find_duplicates(references, config, tokens)]
 
 
 def find_duplicates(
-    references: Sequence[Sequence[str]], config: DedupConfig = DedupConfig()
+    references: Sequence[Sequence[str]], config: DedupConfig = DedupConfig(),
+    tokens: Sequence[Sequence[list[str]]] | None = None,
 ) -> list[list[Duplicate | None]]:
     """Like `duplicate_paragraphs`, with the kept paragraph each dropped one repeats.
 
     A near duplicate names the most similar kept paragraph (the earliest on a tie).
     """
+    if tokens is None:
+        tokens = [[words(paragraph) for paragraph in ref] for ref in references]
     # Paragraph positions, normalised text, and one id per distinct normalised text.
     positions: list[tuple[int, int]] = []
     norm_ids: list[int] = []
     distinct: dict[str, int] = {}
     tokens_of: list[list[str]] = []
-    for r, ref in enumerate(references):
-        for p, paragraph in enumerate(ref):
-            tokens = words(paragraph)
-            norm = " ".join(tokens)
+    for r, ref in enumerate(tokens):
+        for p, paragraph_words in enumerate(ref):
+            norm = " ".join(paragraph_words)
             uid = distinct.get(norm)
             if uid is None:
                 uid = distinct[norm] = len(tokens_of)
-                tokens_of.append(tokens)
+                tokens_of.append(paragraph_words)
             positions.append((r, p))
             norm_ids.append(uid)
 
@@ -137,11 +142,7 @@ class _NearIndex:
                                                                rows_per_band)
         keys = (banded * _mix_constants(rows_per_band)).sum(axis=2, dtype=np.uint64)
         # Only bands whose key another row shares can ever produce a candidate.
-        shared = np.zeros(keys.shape, dtype=bool)
-        for band in range(bands):
-            _, inverse, counts = np.unique(keys[:, band], return_inverse=True,
-                                           return_counts=True)
-            shared[:, band] = counts[inverse] > 1
+        shared = _shared_in_column(keys)
         self._keys: list[list[tuple[int, int]]] = [[] for _ in paragraphs]
         rows, columns = np.nonzero(shared)
         for row, band, key in zip(rows.tolist(), columns.tolist(),
@@ -175,6 +176,22 @@ class _NearIndex:
             found = self._sets[row] = frozenset(
                 self._shingles[self._starts[row]:self._ends[row]].tolist())
         return found
+
+
+def _shared_in_column(keys: np.ndarray) -> np.ndarray:
+    """(rows, columns) bool: whether another row holds the same value in that column; every
+    column at once (one sort), not one ``np.unique`` a column."""
+    if len(keys) < 2:
+        return np.zeros(keys.shape, dtype=bool)
+    order = np.argsort(keys, axis=0, kind="stable")
+    ordered = np.take_along_axis(keys, order, axis=0)
+    same = ordered[1:] == ordered[:-1]  # row i equals the row after it in the sorted column
+    repeated = np.zeros(keys.shape, dtype=bool)
+    repeated[1:] |= same
+    repeated[:-1] |= same
+    shared = np.empty(keys.shape, dtype=bool)
+    np.put_along_axis(shared, order, repeated, axis=0)
+    return shared
 
 
 def _shingle_hashes(paragraphs: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -224,6 +241,9 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, num_perm: int) -> np.ndar
     return signatures
 
 
+# Words repeat across an article's references and across articles: each is hashed once while
+# in the cache (2^18 words, a few tens of MB at most).
+@functools.lru_cache(maxsize=1 << 18)
 def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 

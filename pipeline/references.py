@@ -7,16 +7,18 @@ drop. Their settings, :class:`~wikisum.pipeline.ingest.config.CleanConfig` and
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from wikisum.core.paragraphs import filter_paragraphs, split_paragraphs
 from wikisum.core.records import Article, Link, Reference
-from wikisum.pipeline.clones import clone_recall, is_self_page
+from wikisum.core.text import words
+from wikisum.pipeline.clones import is_self_page, lead_words, recall_of
 from wikisum.pipeline.dedup import duplicate_paragraphs
 from wikisum.pipeline.ingest.config import AttachConfig, CleanConfig
-from wikisum.pipeline.language import Language, identify, is_wrong_language
+from wikisum.pipeline.language import UNDETERMINED, Language, identify, is_wrong_language
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
 from wikisum.pipeline.webtext import (
@@ -44,6 +46,9 @@ class Cleaned:
 
 def _mime(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
+
+
+_UNIDENTIFIED = Language(UNDETERMINED, 0.0)  # CleanConfig.identify_language off
 
 
 def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
@@ -96,7 +101,7 @@ def clean_capture(cap: Capture, config: CleanConfig = CleanConfig()) -> Cleaned:
     if not kept:
         return Cleaned(None, "empty_text", "no prose paragraph", counts)
     container = "wet" if cap.record_type == "conversion" else "warc"
-    language = identify("\n".join(kept))
+    language = identify("\n".join(kept)) if config.identify_language else _UNIDENTIFIED
     return Cleaned(Reference(url, cap.source_file, cap.offset, cap.record_id, cap.date,
                              container, tuple(kept), language.code,
                              round(language.confidence, 4)), paragraphs=counts)
@@ -163,6 +168,15 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
     kept, dropped = [], []
     big = 1 << 30
     wanted = (config.article_lang or "") if config.lang is None else config.lang
+    lead = lead_words(article.lead, config.clone_measure, config.article_lang)
+    tokenised: dict[str, list[list[str]]] = {}  # each reference's paragraphs tokenised once,
+
+    def tokens_of(ref: Reference) -> list[list[str]]:  # for the clone filter and dedup alike
+        found = tokenised.get(ref.url)
+        if found is None:
+            found = tokenised[ref.url] = [words(p) for p in ref.paragraphs]
+        return found
+
     for url, entry in by_url.items():
         ref = entry["ref"]
         if is_self_page(url, article.title):
@@ -173,8 +187,8 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
             dropped.append((url, "wrong_language",
                             f"{ref.language} {ref.language_confidence:.2f}"))
             continue
-        recall = clone_recall(article.lead, ref.text(), config.clone_measure,
-                              config.article_lang)
+        ref_words = tokens_of(ref)
+        recall = recall_of(lead, set(itertools.chain.from_iterable(ref_words)))
         if recall > config.clone_threshold:
             dropped.append((url, "clone", f"{config.clone_measure} lead recall {recall:.3f}"))
             continue
@@ -187,7 +201,8 @@ def attach(article: Article, found: list[tuple[Link, Reference]],
     kept.sort(key=lambda a: (a.source != "citation", a.citation_rank, a.search_rank, a.url))
     paragraphs = Counter()
     if config.dedup is not None and kept:
-        marks = duplicate_paragraphs([a.reference.paragraphs for a in kept], config.dedup)
+        marks = duplicate_paragraphs([a.reference.paragraphs for a in kept], config.dedup,
+                                     [tokens_of(a.reference) for a in kept])
         unique = []
         for a, reasons in zip(kept, marks, strict=True):
             paragraphs.update(r or "kept" for r in reasons)

@@ -94,6 +94,11 @@ _BINARY_MAGIC = (
 _BINARY_SAMPLE_CHARS = 4096
 _MAX_BINARY_SHARE = 0.05
 _TEXT_CONTROLS = frozenset("\t\n\r\f\x1b")
+# What a text does not hold: the C0 controls but _TEXT_CONTROLS, DEL, and U+FFFD (a byte the
+# codec could not decode).
+_BINARY_CHARS = re.compile("[" + "".join(
+    re.escape(chr(c)) for c in (*range(0x20), 0x7F, 0xFFFD)
+    if chr(c) not in _TEXT_CONTROLS) + "]")
 
 
 def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
@@ -178,11 +183,7 @@ def _looks_binary(text: str) -> bool:
     sample = text[:_BINARY_SAMPLE_CHARS]
     if not sample:
         return False
-    bad = sum(
-        1
-        for ch in sample
-        if (ch < " " and ch not in _TEXT_CONTROLS) or ch == "\x7f" or ch == "\ufffd"
-    )
+    bad = len(_BINARY_CHARS.findall(sample))  # one C loop, not one Python step a character
     return bad > _MAX_BINARY_SHARE * len(sample)
 
 

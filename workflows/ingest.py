@@ -75,8 +75,8 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                         "unigram (every word, as in the paper) (default: %(default)s)")
     p.add_argument("--reference-lang", metavar="CODE",
                    help="drop references identified, with confidence, as another language "
-                        "than CODE, as wrong_language; 'any' keeps every language "
-                        "(default: --lang)")
+                        "than CODE, as wrong_language; 'any' keeps every language and skips "
+                        "identifying it (references' language: und) (default: --lang)")
     p.add_argument("--dedup", choices=("near", "exact", "off"), default="near",
                    help="paragraphs repeated across an article's references (syndicated "
                         "news): dropped when the same after normalisation (exact), or also "
@@ -214,18 +214,20 @@ def config_from_args(args, out: str | None = None):
         raise SystemExit("wikisum ingest: the articles are missing: give --wiki DUMP (a "
                          "pages-articles dump) or --t2t-wiki-content GLOB (tensor2tensor's "
                          "released wiki_content TFRecords)")
+    attach = AttachConfig(
+        clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
+        article_lang=args.lang, lang=args.reference_lang,
+        dedup=None if args.dedup == "off" else DedupConfig(
+            threshold=args.near_duplicate_threshold, near=args.dedup == "near"))
     return IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results, t2t_content=tuple(args.t2t_wiki_content),
         t2t_urls=tuple(args.t2t_wiki_urls),
         num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
-        attach=AttachConfig(
-            clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
-            article_lang=args.lang, lang=args.reference_lang,
-            dedup=None if args.dedup == "off" else DedupConfig(
-                threshold=args.near_duplicate_threshold, near=args.dedup == "near")),
+        attach=attach,
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
-                          min_words=args.min_words),
+                          min_words=args.min_words,
+                          identify_language=attach.wants_language),
         buffer_bytes=args.shard_buffer)
 
 

@@ -74,11 +74,14 @@ class DedupConfig:
 @dataclass(frozen=True)
 class CleanConfig:
     """How a capture becomes a reference: its size limit, the time allowed for extracting its
-    text, and the fewest words a paragraph of it keeps."""
+    text, the fewest words a paragraph of it keeps, and whether its language is identified
+    (only where a reference language is wanted: about a fifth of a page's cleaning otherwise;
+    without it a reference's language is "und")."""
 
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     timeout_s: float = 20.0  # for extracting one page's text
     min_words: int = DEFAULT_MIN_WORDS
+    identify_language: bool = True
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,13 @@ class AttachConfig:
     lang: str | None = None
     min_language_confidence: float = DEFAULT_MIN_CONFIDENCE
     dedup: DedupConfig | None = DedupConfig()
+
+    @property
+    def wants_language(self) -> bool:
+        """Whether references are kept or dropped by their language (``lang``, else
+        ``article_lang``, set and not "any")."""
+        wanted = (self.article_lang or "") if self.lang is None else self.lang
+        return wanted.strip().lower() not in ("", "any")
 
 
 def _default_buffer_bytes() -> int:

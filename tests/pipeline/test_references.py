@@ -67,6 +67,19 @@ def test_clean_capture_respects_page_size_limit():
     assert cleaned.reason == "too_large"
 
 
+def test_language_is_identified_only_where_a_reference_language_is_wanted(monkeypatch):
+    from wikisum.pipeline import references
+
+    assert clean_capture(_cap(PROSE.encode())).reference.language == "en"
+    monkeypatch.setattr(references, "identify", lambda text: pytest.fail("identified"))
+    ref = clean_capture(_cap(PROSE.encode()), CleanConfig(identify_language=False)).reference
+    assert (ref.language, ref.language_confidence) == ("und", 0.0)
+    wants = [AttachConfig(article_lang=a, lang=r).wants_language
+             for a, r in [("en", None), ("en", "any"), ("en", ""), (None, None), (None, "de"),
+                          ("en", " ANY ")]]
+    assert wants == [True, False, False, False, True, False]
+
+
 def test_pick_capture_prefers_latest_then_warc_then_position():
     old = reference("u", "2019-01-01T00:00:00Z")
     new_wet = reference("u", "2020-01-01T00:00:00Z", container="wet")

@@ -349,3 +349,15 @@ def test_filter_keeps_the_prose_of_real_wikipedia_articles(shared_data):
                 dropped += paragraph_drop_reason(line) not in (None, "no_letters")
     assert lines > 1500
     assert dropped <= 2
+
+
+def test_a_text_is_binary_past_five_percent_of_controls_but_tab_newline_and_escape():
+    from wikisum.pipeline.webtext import _looks_binary
+
+    text = "a" * 95
+    assert not _looks_binary(text + "\x00" * 5)  # 5 of 100: not over the share
+    assert _looks_binary(text + "\x00" * 4 + "\x7f\ufffd")  # 6 of 101
+    assert not _looks_binary(text + "\t\n\r\f\x1b" * 20)
+    assert _looks_binary("\x1c\x1f\x0b\x08")
+    assert not _looks_binary("")
+
