@@ -76,10 +76,7 @@ def structure_line(predicted: Sequence[ArticleSection],
 def _sections(record: Mapping, key: str, text_key: str) -> list[ArticleSection]:
     if key not in record:
         return [ArticleSection("", str(record.get(text_key, "")))]
-    try:
-        return structure.sections_from_json(record[key])
-    except ValueError as exc:
-        raise ValueError(f"prediction record id {record.get('id')!r}: {key}: {exc}") from exc
+    return predictions.record_sections(record, key)
 
 
 def record_markdown(record: Mapping) -> str:

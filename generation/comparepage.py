@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from wikisum.core import htmlpage, stats
-from wikisum.generation import evaluation, structure
+from wikisum.generation import evaluation
+from wikisum.generation.predictions import is_article, record_sections
 
 PAGE = "index.html"
 # Per-example scores shown and sortable, by key: F1 of rouge-score's type of that name.
@@ -35,18 +36,13 @@ DEFAULT_SORT = "rougeL"
 PRIMARY_TESTS = ("rouge.rouge1.f", "rouge.rouge2.f", "rouge.rougeL.f", "article.rougeLsum.f")
 
 
-def is_article(record: Mapping) -> bool:
-    """Whether ``record`` is a whole article (its sections are shown under their headings)."""
-    return record.get("target") == "article" or "prediction_sections" in record
-
-
 def score_labels(articles: bool) -> tuple[tuple[str, str], ...]:
     """(key, label) of the per-example scores: ROUGE-1/2/L F1, and ROUGE-Lsum for articles."""
     return SCORES + ARTICLE_SCORES if articles else SCORES
 
 
-def _sections(items: object) -> list[dict[str, str]]:
-    return [{"title": s.title, "text": s.text} for s in structure.sections_from_json(items)]
+def _sections(record: Mapping, key: str) -> list[dict[str, str]]:
+    return [{"title": s.title, "text": s.text} for s in record_sections(record, key)]
 
 
 def example_scores(records: Sequence[Mapping]) -> list[dict[str, float]]:
@@ -58,8 +54,8 @@ def example_scores(records: Sequence[Mapping]) -> list[dict[str, float]]:
     out = [{key: scores[key]["f"] for key, _ in SCORES} for scores in per]
     for scores, record in zip(out, records, strict=True):
         if is_article(record):
-            predicted = structure.sections_from_json(record["prediction_sections"])
-            reference = structure.sections_from_json(record["reference_sections"])
+            predicted = record_sections(record, "prediction_sections")
+            reference = record_sections(record, "reference_sections")
             scores["rougeLsum"] = evaluation.rouge_lsum(predicted, reference)["f"]
     return out
 
@@ -75,14 +71,14 @@ def _same_text(a: str, b: str) -> bool:
 def _side(record: Mapping, scores: dict[str, float]) -> dict:
     side = {"text": record["prediction"], "scores": scores}
     if is_article(record):
-        side["sections"] = _sections(record["prediction_sections"])
+        side["sections"] = _sections(record, "prediction_sections")
     return side
 
 
 def _reference(record: Mapping) -> dict:
     reference = {"text": record["reference"]}
     if is_article(record):
-        reference["sections"] = _sections(record["reference_sections"])
+        reference["sections"] = _sections(record, "reference_sections")
     return reference
 
 

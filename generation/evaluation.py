@@ -29,7 +29,7 @@ from wikisum.core import stats
 from wikisum.core.articlelayout import ArticleSection
 from wikisum.core.text import content_words, sentences
 from wikisum.generation import structure
-from wikisum.generation.predictions import REQUIRED
+from wikisum.generation.predictions import REQUIRED, describe, is_article, record_sections
 
 # ROUGE-L is rouge-score's "rougeL": one longest common subsequence over the whole text, no
 # sentence splitting. That is the computation of tensor2tensor's rouge_l_sentence_level, which
@@ -230,21 +230,10 @@ class _Examples:
     cut: list[int | None]  # articles: reference tokens cut for the perplexity, None: unrecorded
 
 
-def _describe(record: Mapping) -> str:
-    return f"prediction record id {record.get('id')!r}"
-
-
-def _is_article(record: Mapping) -> bool:
-    target = record.get("target", "lead")
-    if target not in ("lead", "article"):
-        raise ValueError(f"{_describe(record)}: target is {target!r}, not 'lead' or 'article'")
-    return target == "article" or "prediction_sections" in record
-
-
 def _articles(records: Sequence[Mapping]) -> tuple[list[Article] | None, list[int | None]]:
     """The sections of article records and their ``reference_cut`` (None, [] for leads); a
     file mixing leads and articles, or an article record without its sections, is an error."""
-    kinds = [_is_article(r) for r in records]
+    kinds = [is_article(r) for r in records]
     if not any(kinds):
         return None, []
     if not all(kinds):
@@ -255,19 +244,12 @@ def _articles(records: Sequence[Mapping]) -> tuple[list[Article] | None, list[in
             f"predictions file holds one kind of target: score leads and articles apart")
     articles, cut = [], []
     for record in records:
-        sides = []
-        for key in ("prediction_sections", "reference_sections"):
-            if key not in record:
-                raise ValueError(f"{_describe(record)} is a whole article but has no {key}")
-            try:
-                sides.append(structure.sections_from_json(record[key]))
-            except ValueError as exc:
-                raise ValueError(f"{_describe(record)}: {key}: {exc}") from exc
-        articles.append((sides[0], sides[1]))
+        articles.append((record_sections(record, "prediction_sections"),
+                         record_sections(record, "reference_sections")))
         value = record.get("reference_cut")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 0):
-            raise ValueError(f"{_describe(record)}: reference_cut is {value!r}, not a count of "
+            raise ValueError(f"{describe(record)}: reference_cut is {value!r}, not a count of "
                              "tokens >= 0")
         cut.append(value)
     return articles, cut

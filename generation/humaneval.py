@@ -29,6 +29,7 @@ from pathlib import Path
 
 from wikisum.core import htmlpage
 from wikisum.generation import humaneval_page, predictions
+from wikisum.generation.predictions import id_key
 
 KEY_FORMAT = "wikisum-human-eval-key"
 ANSWERS_FORMAT = "wikisum-human-eval-answers"
@@ -67,11 +68,6 @@ DIMENSIONS = tuple(key for key, _, _ in QUESTIONS)
 SCALE = ("Very poor", "Poor", "Barely acceptable", "Good", "Very good")  # 1 .. 5
 
 # -- reading predictions -------------------------------------------------------------------
-
-
-def id_key(value: object) -> str:
-    """An example id as the key of a JSON object (key.json's ``rouge_l``): its JSON text."""
-    return json.dumps(value, sort_keys=True)
 
 
 def read_predictions(path: str) -> dict[str, dict]:

@@ -89,6 +89,7 @@ from wikisum.generation.humanstats import (
     stars,
     welch,
 )
+from wikisum.generation.predictions import id_key
 
 FORMAT = "wikisum-human-eval-scores"
 VERSION = 1
@@ -433,7 +434,7 @@ def rouge_correlation(key: dict, annotators: list[Answers], tally: Tally) -> dic
         if choice == "none":
             ties += 1
             continue
-        scores = rouge.get(json.dumps(item["example"], sort_keys=True)) or {}
+        scores = rouge.get(id_key(item["example"])) or {}
         ra, rb = scores.get(item["a"]), scores.get(item["b"])
         if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in (ra, rb)):
             tally.add("no_rouge_l", path, example=item["item"])

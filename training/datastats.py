@@ -13,7 +13,7 @@ Target lengths count wordpieces as decoding does, ``</s>`` included, as training
 cut to ``max_target_tokens``, or without the longer ones where training skips them. At most
 :data:`SAMPLE_ROWS` rows are read (the shards are assigned by a hash of the id, so their first
 rows are a fair sample). ``over_limit`` counts the non-empty targets of the whole split longer
-than ``max_target_tokens`` (:func:`count_over_limit`): what training skips or cuts, said in its
+than ``max_target_tokens`` (:func:`over_limit`): what training skips or cuts, said in its
 start-up lines.
 
 ``decode`` and :func:`wikisum.generation.summarize` default ``max_len`` to twice the 99th
@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
-from itertools import islice
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from pathlib import Path
 
 STATS_FILE = "data_stats.json"
@@ -63,51 +63,62 @@ def split_target_lengths(dataset, split: str = "train", target: str = "lead"
         yield len(row[column] or ())
 
 
-def count_over_limit(dataset, max_target_tokens: int | None, split: str = "train",
-                     target: str = "lead") -> dict:
-    """How many non-empty targets of the whole ``split`` are longer than
-    ``max_target_tokens``: ``{"examples", "of", "share"}`` (all 0 without a limit)."""
+def over_limit(lengths: Iterable[int], max_target_tokens: int | None) -> dict:
+    """How many of the non-empty ``lengths`` are longer than ``max_target_tokens``:
+    ``{"examples", "of", "share"}`` (all 0 without a limit, nothing read)."""
     over = total = 0
     if max_target_tokens is not None:
-        for n in split_target_lengths(dataset, split, target):
+        for n in lengths:
             if n:
                 total += 1
                 over += n > max_target_tokens
     return {"examples": over, "of": total, "share": round(over / total, 6) if total else 0.0}
 
 
-def target_lengths(dataset, max_target_tokens: int | None = None, split: str = "train",
-                   rows: int = SAMPLE_ROWS, *, target: str = "lead",
-                   long_targets: str = "cut") -> dict | None:
-    """The target-length statistics of (the first ``rows`` rows of) ``split`` of a
-    :class:`wikisum.core.loader.Dataset`, as training sees them (``long_targets`` "cut" or
-    "skip" past ``max_target_tokens``); None when it has no non-empty target."""
-    lengths, read = [], 0
-    for n in islice(split_target_lengths(dataset, split, target), rows):
+def length_stats(lengths: Iterable[int], max_target_tokens: int | None = None,
+                 split: str = "train", *, target: str = "lead",
+                 long_targets: str = "cut") -> dict | None:
+    """The statistics of target ``lengths`` (``</s>`` not counted) as training sees them
+    (``long_targets`` "cut" or "skip" past ``max_target_tokens``); None when none is
+    non-empty."""
+    kept, read = [], 0
+    for n in lengths:
         read += 1
         if not n or (long_targets == "skip" and max_target_tokens and n > max_target_tokens):
             continue
-        lengths.append(min(n, max_target_tokens or n) + 1)  # </s> included
-    if not lengths:
+        kept.append(min(n, max_target_tokens or n) + 1)  # </s> included
+    if not kept:
         return None
-    lengths.sort()
-    return {"split": split, "target": target, "examples": len(lengths), "read": read,
+    kept.sort()
+    return {"split": split, "target": target, "examples": len(kept), "read": read,
             "max_target_tokens": max_target_tokens, "long_targets": long_targets,
-            "target_tokens": {"mean": round(sum(lengths) / len(lengths), 2),
-                              "p50": percentile(lengths, 50), "p90": percentile(lengths, 90),
-                              "p99": percentile(lengths, 99), "max": lengths[-1]}}
+            "target_tokens": {"mean": round(sum(kept) / len(kept), 2),
+                              "p50": percentile(kept, 50), "p90": percentile(kept, 90),
+                              "p99": percentile(kept, 99), "max": kept[-1]}}
+
+
+def target_lengths(dataset, max_target_tokens: int | None = None, split: str = "train",
+                   rows: int = SAMPLE_ROWS, *, target: str = "lead",
+                   long_targets: str = "cut") -> dict | None:
+    """:func:`length_stats` of (the first ``rows`` rows of) ``split`` of a
+    :class:`wikisum.core.loader.Dataset`."""
+    return length_stats(islice(split_target_lengths(dataset, split, target), rows),
+                        max_target_tokens, split, target=target, long_targets=long_targets)
 
 
 def write(run: str | Path, dataset, max_target_tokens: int | None = None, *,
           target: str = "lead", long_targets: str = "cut") -> dict | None:
-    """Compute the statistics of ``dataset`` (with the whole train split's
-    :func:`count_over_limit`) and write them to ``RUN/data_stats.json``."""
+    """Compute the statistics of ``dataset``'s train split (the first :data:`SAMPLE_ROWS`
+    rows) and its :func:`over_limit` (the whole split, read on from those rows, in the same
+    pass) and write them to ``RUN/data_stats.json``."""
     from wikisum.training.checkpoint import write_text_atomically
 
-    stats = target_lengths(dataset, max_target_tokens, target=target,
-                           long_targets=long_targets)
+    stream = split_target_lengths(dataset, "train", target)
+    head = list(islice(stream, SAMPLE_ROWS))
+    stats = length_stats(head, max_target_tokens, target=target, long_targets=long_targets)
     if stats is not None:
-        stats["over_limit"] = count_over_limit(dataset, max_target_tokens, "train", target)
+        rest = stream if max_target_tokens is not None else ()
+        stats["over_limit"] = over_limit(chain(head, rest), max_target_tokens)
         write_text_atomically(Path(run) / STATS_FILE, json.dumps(stats, indent=1) + "\n")
     return stats
 

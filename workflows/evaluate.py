@@ -121,10 +121,6 @@ def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RES
     return metrics, str(target)
 
 
-def _id_key(record: dict) -> str:
-    return json.dumps(record["id"], sort_keys=True)
-
-
 def _examples(ids: list[str]) -> str:
     shown = ", ".join(ids[:3])
     return f"{shown}, ..." if len(ids) > 3 else shown
@@ -134,11 +130,13 @@ def pair_by_id(records_a: list[dict], records_b: list[dict], path_a: str = "A",
                path_b: str = "B") -> tuple[list[dict], list[dict]]:
     """``records_a`` and ``records_b`` in the same order (A's), paired by id; an error when an
     id repeats in a file or the two files do not hold the same ids, saying what to do."""
+    from wikisum.generation.predictions import id_key
+
     by_id = []
     for path, records in ((path_a, records_a), (path_b, records_b)):
         index: dict[str, dict] = {}
         for record in records:
-            key = _id_key(record)
+            key = id_key(record["id"])
             if key in index:
                 raise ValueError(f"{path}: id {key} occurs more than once; a comparison pairs "
                                  "examples by id, so each id must be unique")
