@@ -72,17 +72,30 @@ PAGE_TYPES = ("response", "resource", "conversion")
 MIN_PAGES = 2000  # the issue asks for a corpus of at least this many reference pages
 
 TARGET_VS_LOOP = 0.8
+TARGET_VS_BARE = 0.55
+TARGET_FIXED_S = 4.0
+TARGET_REAL_VS_BARE = 0.8
 TARGET_SCALING = 1.6
 TARGET_MEMORY_GROWTH = 1.1
+
+SHARED_PAGES = ROOT.parent / "shared" / "data" / "extraction" / "pages"
+# The runs, by the names --only takes ("files" is both file-count runs).
+RUN_NAMES = ("loop", "loop-bare", "beam-1-in_memory", "beam-1-multi_processing",
+             "beam-2-multi_processing", "files", "fixed", "real")
 
 # The child process that runs a Beam job: `wikisum ingest` exactly as the command line runs it,
 # timed from after the imports to the end of the job.
 INGEST_CHILD = """\
-import sys, time
+import json, os, sys, time
 t0 = time.perf_counter()
 from wikisum.workflows import cli
 t1 = time.perf_counter()
-rc = cli.main(sys.argv[1:])
+if os.environ.get("BENCH_STAGES"):
+    from bench.stages import profile_call
+    rc, profile, _ = profile_call(cli.main, sys.argv[1:])
+    print("BENCH_STAGES " + json.dumps(profile), flush=True)
+else:
+    rc = cli.main(sys.argv[1:])
 t2 = time.perf_counter()
 print("BENCH_TIMES", t1 - t0, t2 - t1, flush=True)
 sys.exit(rc)
@@ -130,9 +143,9 @@ class TreeMemory(threading.Thread):
         self.join()
 
 
-def run_child(argv: list[str], log_path: Path) -> dict:
+def run_child(argv: list[str], log_path: Path, extra_env: dict | None = None) -> dict:
     """Run ``argv`` with the project on its path; wall time, CPU time and memory of its tree."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with open(log_path, "wb") as log:
         start = time.perf_counter()
@@ -242,15 +255,20 @@ def run_loop(variant: str, corpus: dict, log_path: Path) -> dict:
 # Beam runs
 
 
-def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work: Path) -> dict:
+def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work: Path,
+             stages: bool = False) -> dict:
     out = work / f"out-{name}"
-    job_args = ["ingest", "--wiki", corpus["dump"], "--warc", warc_glob,
-                "--wet", corpus["wet_glob"], "--search-results", corpus["search"],
-                "--out", str(out), *beam_args]
+    wet = ["--wet", corpus["wet_glob"]] if corpus["wet"] else []
+    job_args = ["ingest", "--wiki", corpus["dump"], "--warc", warc_glob, *wet,
+                "--search-results", corpus["search"], "--out", str(out), *beam_args]
     argv = [sys.executable, "-c", INGEST_CHILD, *job_args]
-    child = run_child(argv, work / f"log-{name}.txt")
-    times = next(x for x in child.pop("output").splitlines() if x.startswith("BENCH_TIMES"))
+    child = run_child(argv, work / f"log-{name}.txt", {"BENCH_STAGES": "1"} if stages else None)
+    output = child.pop("output").splitlines()
+    times = next(x for x in output if x.startswith("BENCH_TIMES"))
     import_s, job_s = (float(x) for x in times.split()[1:])
+    if stages:
+        line = next(x for x in output if x.startswith("BENCH_STAGES "))
+        child["stages"] = json.loads(line[len("BENCH_STAGES "):])
     summary = json.loads((out / "summary.json").read_text())
     records = summary["stages"]["records"]
     not_pages = sum(n for k, n in records["dropped"].items() if k.startswith("not_a_page:"))
@@ -300,6 +318,79 @@ def make_corpus(work: Path, name: str, articles: int, seed: int) -> dict:
         "records": sum(types.values()), "records_by_type": dict(sorted(types.items())),
         "pages": sum(types[t] for t in PAGE_TYPES),
         "manifest_documents": manifest["counts"]["documents"],
+    }
+
+
+def real_pages(pages_dir: Path) -> list[bytes]:
+    """The shared extraction set's pages (``NAME.html.gz``), in name order, as their bytes."""
+    import gzip
+
+    return [gzip.decompress(p.read_bytes()) for p in sorted(pages_dir.glob("*.html.gz"))]
+
+
+def make_real_corpus(work: Path, corpus: dict, pages_dir: Path) -> dict:
+    """The sample's WARC files with every 2xx HTML response's body replaced by a real page of
+    ``pages_dir`` (in turn: each page serves several cited URLs), so that the whole job, its
+    dump, search results and joins included, runs on real pages. Other records (requests,
+    redirects, errors, resources, the truncated one) are copied byte for byte; the WET file is
+    left out (it holds text, not pages)."""
+    import io
+
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    pages = real_pages(pages_dir)
+    if not pages:
+        raise SystemExit(f"no *.html.gz pages in {pages_dir}")
+    dest = work / "corpus-real"
+    stamp = {"source": corpus["dir"], "articles": corpus["articles"], "seed": corpus["seed"],
+             "pages_dir": str(pages_dir), "real_pages": len(pages)}
+    manifest_path = dest / "manifest.json"
+    if not (manifest_path.exists() and json.loads(manifest_path.read_text()) == stamp):
+        print(f"writing the real-pages corpus: {len(pages)} pages from {pages_dir} -> {dest}",
+              flush=True)
+        (dest / "warc").mkdir(parents=True, exist_ok=True)
+        used = 0
+        for path in corpus["warc"]:
+            data = Path(path).read_bytes()
+            out = io.BytesIO()
+            writer = WARCWriter(out, gzip=True)
+            for offset, length in record_ranges(path):
+                member = data[offset:offset + length]
+                rec = None
+                if _complete_member(member):
+                    rec = next(iter(ArchiveIterator(io.BytesIO(member))), None)
+                status = rec.http_headers.get_statuscode() if rec and rec.http_headers else ""
+                ctype = (rec.http_headers.get_header("Content-Type") or "") if status else ""
+                if rec is None or rec.rec_type != "response" or not status.startswith("2") \
+                        or "html" not in ctype:
+                    out.write(member)
+                    continue
+                body = pages[used % len(pages)]
+                used += 1
+                headers = StatusAndHeaders(rec.http_headers.statusline, [
+                    (k, v) for k, v in rec.http_headers.headers
+                    if k.lower() not in ("content-type", "content-length")] + [
+                    ("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                    protocol=rec.http_headers.protocol)
+                new = writer.create_warc_record(
+                    rec.rec_headers.get_header("WARC-Target-URI"), "response",
+                    payload=io.BytesIO(body), http_headers=headers)
+                for name in ("WARC-Record-ID", "WARC-Date"):
+                    new.rec_headers.replace_header(name, rec.rec_headers.get_header(name))
+                writer.write_record(new)
+            (dest / "warc" / Path(path).name).write_bytes(out.getvalue())
+        manifest_path.write_text(json.dumps(stamp, indent=1) + "\n")
+    warc = sorted(str(p) for p in (dest / "warc").glob("*.warc.gz"))
+    types = record_types(warc)
+    return {
+        "dir": str(dest), "articles": corpus["articles"], "seed": corpus["seed"],
+        "dump": corpus["dump"], "search": corpus["search"], "warc": warc, "wet": [],
+        "wet_glob": "", "warc_files": len(warc), "wet_files": 0,
+        "records": sum(types.values()), "records_by_type": dict(sorted(types.items())),
+        "pages": sum(types[t] for t in PAGE_TYPES), "real_pages": len(pages),
+        "pages_dir": str(pages_dir),
     }
 
 
@@ -432,6 +523,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="WARC files of the many-files memory run (default: 32)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="RESULTS.json",
                         help="results file (default: bench/results/ingest.json)")
+    parser.add_argument("--only", default=None, metavar="RUN,...",
+                        help="only these runs (of: " + ", ".join(RUN_NAMES) + "); the "
+                             "figures and targets that need another run are left out")
+    parser.add_argument("--profile", action="store_true",
+                        help="also run the one-worker job under the stage sampler "
+                             "(bench/stages.py) and print where its time goes")
+    parser.add_argument("--profile-real", action="store_true",
+                        help="the same for the one-worker job on the real pages")
+    parser.add_argument("--real-pages", type=Path, default=SHARED_PAGES, metavar="DIR",
+                        help="real pages (NAME.html.gz) put into the sample's WARC records "
+                             "for the real-pages runs (default: ../shared/data/extraction/"
+                             "pages, skipped where it is absent)")
+    parser.add_argument("--no-real-pages", action="store_true",
+                        help="leave out the real-pages runs")
     sys.path.insert(0, str(ROOT))
     from bench import options
 
@@ -452,9 +557,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench(args: argparse.Namespace, work: Path) -> int:
+    only = set(RUN_NAMES) if args.only is None else set(args.only.split(","))
+    unknown = only - set(RUN_NAMES)
+    if unknown:
+        raise SystemExit(f"--only: unknown run {', '.join(sorted(unknown))}; choose from "
+                         + ", ".join(RUN_NAMES))
+    real_dir = None if args.no_real_pages else args.real_pages
+    if ("real" in only or args.profile_real) and real_dir is not None \
+            and not real_dir.is_dir():
+        print(f"note: {real_dir} is absent: no real-pages runs", flush=True)
+        real_dir = None
     machine = machine_info()
     corpus = make_corpus(work, "corpus", args.articles, args.seed)
     tiny = make_corpus(work, "corpus-tiny", 1, args.seed)
+    real = (make_real_corpus(work, corpus, real_dir)
+            if ("real" in only or args.profile_real) and real_dir is not None else None)
     pages = corpus["pages"]
     print(f"corpus: {pages} reference pages ({corpus['records']} records) in "
           f"{corpus['warc_files']} WARC + {corpus['wet_files']} WET files, "
@@ -466,37 +583,57 @@ def bench(args: argparse.Namespace, work: Path) -> int:
               "something else is using the CPU", flush=True)
 
     warcs = {corpus["warc_files"]: str(Path(corpus["dir"]) / "warc" / "*.warc.gz")}
-    for n in (args.few_files, args.many_files):
-        paths = split_warcs(corpus["warc"], n, work / f"warc-{n}")
-        if record_types(paths + corpus["wet"]) != Counter(corpus["records_by_type"]):
-            raise RuntimeError(f"the {n}-file split does not hold the same records")
-        warcs[n] = str(work / f"warc-{n}" / "*.warc.gz")
+    if "files" in only:
+        for n in (args.few_files, args.many_files):
+            paths = split_warcs(corpus["warc"], n, work / f"warc-{n}")
+            if record_types(paths + corpus["wet"]) != Counter(corpus["records_by_type"]):
+                raise RuntimeError(f"the {n}-file split does not hold the same records")
+            warcs[n] = str(work / f"warc-{n}" / "*.warc.gz")
 
     def beam(name: str, workers: int, mode: str, n_warc: int = corpus["warc_files"],
-             on: dict = corpus):
+             on: dict = corpus, stages: bool = False):
         glob = warcs[n_warc] if on is corpus else str(Path(on["dir"]) / "warc" / "*.warc.gz")
         return (name, on, workers, n_warc + on["wet_files"], lambda: run_beam(
             name, on, glob, ["--direct_num_workers", str(workers),
-                             "--direct_running_mode", mode], work))
+                             "--direct_running_mode", mode], work, stages))
 
     files = corpus["warc_files"] + corpus["wet_files"]
-    settings = [
-        ("loop", corpus, 1, files, lambda: run_loop("clean", corpus, work / "log-loop.txt")),
-        ("loop-bare", corpus, 1, files,
-         lambda: run_loop("bare", corpus, work / "log-loop-bare.txt")),
-        beam("beam-1-in_memory", 1, "in_memory"),
-        beam("beam-1-multi_processing", 1, "multi_processing"),
-        beam("beam-2-multi_processing", 2, "multi_processing"),
-        beam(f"beam-1-in_memory-{args.few_files}-files", 1, "in_memory", args.few_files),
-        beam(f"beam-1-in_memory-{args.many_files}-files", 1, "in_memory", args.many_files),
-        beam("beam-1-in_memory-1-article", 1, "in_memory", on=tiny),
-    ]
+    settings = []
+    if "loop" in only:
+        settings.append(("loop", corpus, 1, files,
+                         lambda: run_loop("clean", corpus, work / "log-loop.txt")))
+    if "loop-bare" in only:
+        settings.append(("loop-bare", corpus, 1, files,
+                         lambda: run_loop("bare", corpus, work / "log-loop-bare.txt")))
+    for name, workers, mode in (("beam-1-in_memory", 1, "in_memory"),
+                                ("beam-1-multi_processing", 1, "multi_processing"),
+                                ("beam-2-multi_processing", 2, "multi_processing")):
+        if name in only:
+            settings.append(beam(name, workers, mode))
+    if "files" in only:
+        settings.append(beam(f"beam-1-in_memory-{args.few_files}-files", 1, "in_memory",
+                             args.few_files))
+        settings.append(beam(f"beam-1-in_memory-{args.many_files}-files", 1, "in_memory",
+                             args.many_files))
+    if "fixed" in only:
+        settings.append(beam("beam-1-in_memory-1-article", 1, "in_memory", on=tiny))
+    if real is not None and "real" in only:
+        settings.append(("real-loop-bare", real, 1, real["warc_files"],
+                         lambda: run_loop("bare", real, work / "log-real-loop-bare.txt")))
+        settings.append(beam("real-beam-1-in_memory", 1, "in_memory", real["warc_files"],
+                             on=real))
+    if args.profile:
+        settings.append(beam("beam-1-in_memory-profiled", 1, "in_memory", stages=True))
+    if args.profile_real and real is not None:
+        settings.append(beam("real-beam-1-in_memory-profiled", 1, "in_memory",
+                             real["warc_files"], on=real, stages=True))
 
     runs: dict[str, dict] = {}
     for name, on, workers, n_files, fn in settings:
         results = []
-        for i in range(args.repeat):
-            print(f"running {name}" + (f" ({i + 1}/{args.repeat})" if args.repeat > 1 else "")
+        repeat = 1 if name.endswith("-profiled") else args.repeat
+        for i in range(repeat):
+            print(f"running {name}" + (f" ({i + 1}/{repeat})" if repeat > 1 else "")
                   + " ...", flush=True)
             results.append(fn())
         run = median_run(results)
@@ -511,46 +648,22 @@ def bench(args: argparse.Namespace, work: Path) -> int:
               f"peak {run['peak_tree_rss_mib']:.0f} MiB", flush=True)
 
     # Cross-checks: every run saw the pages of its corpus, and kept the ones the loop kept.
-    loop = runs["loop"]
-    checks = {"loop": loop["pages"] == pages, "loop-bare": runs["loop-bare"]["pages"] == pages}
+    loop = runs.get("loop")
+    checks = {name: runs[name]["pages"] == runs[name]["corpus_pages"]
+              for name in ("loop", "loop-bare", "real-loop-bare") if name in runs}
     for name, run in runs.items():
         if run["kind"] == "beam":
             checks[name] = run["job_pages"] == run["corpus_pages"] and run["job_balanced"]
-            if run["corpus_pages"] == pages:
+            if loop is not None and run["corpus_pages"] == pages and not name.startswith("real"):
                 checks[name] = checks[name] and run["job_kept"] == loop["kept"]
 
-    one_mem, one_mp = runs["beam-1-in_memory"], runs["beam-1-multi_processing"]
-    two_mp, fixed = runs["beam-2-multi_processing"], runs["beam-1-in_memory-1-article"]
-    few = runs[f"beam-1-in_memory-{args.few_files}-files"]
-    many = runs[f"beam-1-in_memory-{args.many_files}-files"]
-    figures = {
-        "beam1_in_memory_vs_loop": one_mem["pages_per_s"] / loop["pages_per_s"],
-        "beam2_vs_beam1_multi_processing": two_mp["pages_per_s"] / one_mp["pages_per_s"],
-        "memory_many_vs_few_files": many["peak_tree_rss_mib"] / few["peak_tree_rss_mib"],
-        # Informative only:
-        "beam1_multi_processing_vs_loop": one_mp["pages_per_s"] / loop["pages_per_s"],
-        "beam1_in_memory_vs_loop_with_dump": (loop["loop_s"] + loop["dump_s"]) / one_mem["job_s"],
-        "beam_fixed_s": fixed["job_s"],
-        "beam1_in_memory_marginal_pages_per_s": (pages - tiny["pages"])
-        / max(one_mem["job_s"] - fixed["job_s"], 1e-9),
-    }
-    figures["beam1_in_memory_marginal_vs_loop"] = (
-        figures["beam1_in_memory_marginal_pages_per_s"] / loop["pages_per_s"])
-    vs_loop = figures["beam1_in_memory_vs_loop"]
-    scaling = figures["beam2_vs_beam1_multi_processing"]
-    growth = figures["memory_many_vs_few_files"]
-    targets = [
-        {"target": f"Beam 1 worker (in_memory) >= {TARGET_VS_LOOP} x plain loop",
-         "value": vs_loop, "goal": TARGET_VS_LOOP, "pass": vs_loop >= TARGET_VS_LOOP},
-        {"target": f"Beam 2 workers >= {TARGET_SCALING} x 1 worker (multi_processing)",
-         "value": scaling, "goal": TARGET_SCALING, "pass": scaling >= TARGET_SCALING},
-        {"target": f"peak memory, {args.many_files} vs {args.few_files} WARC files "
-                   f"<= {TARGET_MEMORY_GROWTH} x",
-         "value": growth, "goal": TARGET_MEMORY_GROWTH, "pass": growth <= TARGET_MEMORY_GROWTH},
-    ]
-
+    figures, targets = figures_and_targets(runs, args, pages, tiny)
+    stages = {name[:-len("-profiled")]: run["stages"] for name, run in runs.items()
+              if name.endswith("-profiled")}
     machine["loadavg_end"] = list(os.getloadavg())
     report(runs, figures, targets, checks, corpus, tiny, machine)
+    for name, profile in stages.items():
+        stage_table(name, profile, runs[name + "-profiled"])
     if args.quick:
         print("  (--quick: a smoke run; on so small a corpus the figures are not measurements)")
     results = {
@@ -562,10 +675,14 @@ def bench(args: argparse.Namespace, work: Path) -> int:
         "machine": machine,
         "corpus": {k: v for k, v in corpus.items() if k not in ("warc", "wet")},
         "corpus_1_article": {k: v for k, v in tiny.items() if k not in ("warc", "wet")},
+        "corpus_real_pages": ({k: v for k, v in real.items() if k not in ("warc", "wet")}
+                              if real else None),
+        "stages": stages,
         "method": {
             "pages": "WARC response/resource and WET conversion records",
             "seconds": "loop: the read+clean loop inside its process; beam: wikisum ingest "
-                       "inside its process, after imports (wall_s is the whole process)",
+                       "inside its process from cli.main, Beam's import included (wall_s is "
+                       "the whole process)",
             "peak_tree_rss_mib": "peak of the summed RSS of the process tree, /proc every 50 ms",
             "max_single_rss_mib": "the highest VmHWM of any one process of the tree",
             "cpu_s": "user + system CPU of the process tree (wait4), start-up included",
@@ -576,6 +693,10 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "loop-bare": "warcio + trafilatura per HTML page with a 2xx status, under the size "
                          "limit; nothing else",
             "beam_fixed_s": "the job on a 1-article corpus: its cost whatever the input size",
+            "real": "the sample's WARC files with every 2xx HTML response body replaced by a "
+                    "page of the shared extraction set, in turn; no WET file",
+            "stages": "bench/stages.py: every thread's stack sampled every 10 ms in a separate "
+                      "run, busy samples put in the first stage whose rule matches",
             "marginal": "(pages - pages of the 1-article corpus) / (job_s - beam_fixed_s)",
         },
         "runs": runs,
@@ -587,6 +708,85 @@ def bench(args: argparse.Namespace, work: Path) -> int:
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwrote {args.out}")
     return 0 if all(checks.values()) else 1
+
+
+def stages_split(stages: dict, cpu_s: float) -> dict:
+    from bench.stages import split_stages
+
+    return split_stages(stages, cpu_s)
+
+
+def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
+                        tiny: dict) -> tuple[dict, list]:
+    """The ratios and the targets that the runs made allow (``--only`` may leave some out)."""
+    figures: dict = {}
+    targets: list = []
+
+    def target(what: str, value: float, goal: float, at_least: bool = True) -> None:
+        targets.append({"target": what, "value": value, "goal": goal,
+                        "pass": value >= goal if at_least else value <= goal})
+
+    one = runs.get("beam-1-in_memory")
+    loop, bare = runs.get("loop"), runs.get("loop-bare")
+    if one and loop:
+        figures["beam1_in_memory_vs_loop"] = one["pages_per_s"] / loop["pages_per_s"]
+        figures["beam1_in_memory_vs_loop_with_dump"] = (
+            (loop["loop_s"] + loop["dump_s"]) / one["job_s"])
+        target(f"Beam 1 worker (in_memory) >= {TARGET_VS_LOOP} x plain loop",
+               figures["beam1_in_memory_vs_loop"], TARGET_VS_LOOP)
+    if one and bare:
+        figures["beam1_in_memory_vs_bare"] = one["pages_per_s"] / bare["pages_per_s"]
+        target(f"Beam 1 worker (in_memory) >= {TARGET_VS_BARE} x bare loop "
+               "(warcio + trafilatura)", figures["beam1_in_memory_vs_bare"], TARGET_VS_BARE)
+    fixed = runs.get("beam-1-in_memory-1-article")
+    if fixed:
+        figures["beam_fixed_s"] = fixed["job_s"]
+        target(f"fixed cost (the job on 1 article) <= {TARGET_FIXED_S:.0f} s", fixed["job_s"],
+               TARGET_FIXED_S, at_least=False)
+    if fixed and one:
+        figures["beam1_in_memory_marginal_pages_per_s"] = (
+            (pages - tiny["pages"]) / max(one["job_s"] - fixed["job_s"], 1e-9))
+        if loop:
+            figures["beam1_in_memory_marginal_vs_loop"] = (
+                figures["beam1_in_memory_marginal_pages_per_s"] / loop["pages_per_s"])
+        if bare:
+            figures["beam1_in_memory_marginal_vs_bare"] = (
+                figures["beam1_in_memory_marginal_pages_per_s"] / bare["pages_per_s"])
+    real_one, real_bare = runs.get("real-beam-1-in_memory"), runs.get("real-loop-bare")
+    if real_one and real_bare:
+        figures["real_beam1_vs_bare_per_core"] = (real_one["pages_per_s_per_core"]
+                                                  / real_bare["pages_per_s_per_core"])
+        target(f"real pages: Beam 1 worker >= {TARGET_REAL_VS_BARE} x bare loop per core",
+               figures["real_beam1_vs_bare_per_core"], TARGET_REAL_VS_BARE)
+    one_mp, two_mp = runs.get("beam-1-multi_processing"), runs.get("beam-2-multi_processing")
+    if one_mp and two_mp:
+        figures["beam2_vs_beam1_multi_processing"] = (two_mp["pages_per_s"]
+                                                      / one_mp["pages_per_s"])
+        target(f"Beam 2 workers >= {TARGET_SCALING} x 1 worker (multi_processing)",
+               figures["beam2_vs_beam1_multi_processing"], TARGET_SCALING)
+    if one_mp and loop:
+        figures["beam1_multi_processing_vs_loop"] = one_mp["pages_per_s"] / loop["pages_per_s"]
+    few = runs.get(f"beam-1-in_memory-{args.few_files}-files")
+    many = runs.get(f"beam-1-in_memory-{args.many_files}-files")
+    if few and many:
+        figures["memory_many_vs_few_files"] = (many["peak_tree_rss_mib"]
+                                               / few["peak_tree_rss_mib"])
+        target(f"peak memory, {args.many_files} vs {args.few_files} WARC files "
+               f"<= {TARGET_MEMORY_GROWTH} x", figures["memory_many_vs_few_files"],
+               TARGET_MEMORY_GROWTH, at_least=False)
+    return figures, targets
+
+
+def stage_table(name: str, stages: dict, run: dict) -> None:
+    """Print the per-stage CPU seconds of a profiled run (bench/stages.py): the job's hot
+    functions timed exactly, the rest of the process's CPU split by sampling."""
+    split = stages["split"] = stages_split(stages, run["cpu_s"])
+    print(f"\nwhere {name}'s time goes (CPU seconds by stage; a {run['job_s']:.1f} s run, "
+          f"{run['cpu_s']:.1f} CPU seconds in all, the sampler's "
+          f"{stages['sampler_cpu_s']:.1f} among them):")
+    for stage, seconds in split.items():
+        how = "timed" if stage in stages["timed"] else "sampled"
+        print(f"  {stage:45s} {seconds:7.1f} s  {100 * seconds / run['cpu_s']:5.1f} %  {how}")
 
 
 def report(runs: dict, figures: dict, targets: list, checks: dict, corpus: dict, tiny: dict,
@@ -605,29 +805,37 @@ def report(runs: dict, figures: dict, targets: list, checks: dict, corpus: dict,
               f"{r['wall_s']:6.1f} {r['pages_per_s']:8.1f} {r['pages_per_s_per_core']:6.1f} "
               f"{r['pages_per_cpu_s']:6.1f} {r['peak_tree_rss_mib']:8.0f} "
               f"{r['max_single_rss_mib']:6.0f} {r['max_processes']:5d}")
-    loop = runs["loop"]
-    print(f"""
-seconds   the work inside the process: beam, `wikisum ingest` after the imports; loop, the
-          read + clean loop only. wall: the whole process. pages/s = pages / seconds.
+    loop = runs.get("loop")
+    print("""
+seconds   the work inside the process: beam, `wikisum ingest` from its first line (Beam's
+          import included); loop, the read + clean loop only. wall: the whole process.
+          pages/s = pages / seconds.
 /core     pages/s per worker; /cpu-s: pages per CPU second of the process tree (loop: of the
           loop; beam: start-up included).
 peak MiB  peak summed RSS of the process tree (sampled); 1-proc: the largest one process's VmHWM.
-The loop cleans with the job's own iter_records + clean_capture. Parsing the dump
-({loop['dump_pages']} pages) took it {loop['dump_s']:.1f} s more; the Beam job does that too, with
-search matching, the joins, clone removal and Parquet writing. loop-bare: warcio + trafilatura.
-""")
-    info = [
-        ("Beam 1 worker (multi_processing) vs loop",
-         f"{figures['beam1_multi_processing_vs_loop']:.2f} x"),
-        ("Beam 1 worker (in_memory) vs loop + dump parsing",
-         f"{figures['beam1_in_memory_vs_loop_with_dump']:.2f} x"),
-        (f"Beam's fixed cost (the job on 1 article, {tiny['pages']} pages)",
-         f"{figures['beam_fixed_s']:.1f} s"),
-        ("Beam 1 worker (in_memory) past its fixed cost",
-         f"{figures['beam1_in_memory_marginal_pages_per_s']:.1f} pages/s = "
-         f"{figures['beam1_in_memory_marginal_vs_loop']:.2f} x loop"),
-    ]
-    print("informative:")
+The loop cleans with the job's own iter_records + clean_capture; the Beam job also parses the
+dump, matches search results, joins, removes clones and writes Parquet. loop-bare: warcio +
+trafilatura. real-*: the sample's WARC records holding the shared real pages.""")
+    if loop:
+        print(f"Parsing the dump ({loop['dump_pages']} pages) took the loop {loop['dump_s']:.1f} s "
+              "more.")
+    print()
+    info = []
+    if "beam1_multi_processing_vs_loop" in figures:
+        info.append(("Beam 1 worker (multi_processing) vs loop",
+                     f"{figures['beam1_multi_processing_vs_loop']:.2f} x"))
+    if "beam1_in_memory_vs_loop_with_dump" in figures:
+        info.append(("Beam 1 worker (in_memory) vs loop + dump parsing",
+                     f"{figures['beam1_in_memory_vs_loop_with_dump']:.2f} x"))
+    if "beam1_in_memory_marginal_pages_per_s" in figures:
+        past = f"{figures['beam1_in_memory_marginal_pages_per_s']:.1f} pages/s"
+        for key, what in (("beam1_in_memory_marginal_vs_loop", "loop"),
+                          ("beam1_in_memory_marginal_vs_bare", "bare loop")):
+            if key in figures:
+                past += f" = {figures[key]:.2f} x {what}"
+        info.append(("Beam 1 worker (in_memory) past its fixed cost", past))
+    if info:
+        print("informative:")
     for what, value in info:
         print(f"  {what:55s} {value}")
     print()

@@ -3,8 +3,8 @@ memory budget, and decoding speed with and without the incremental cache.
 
     python bench/transformers.py                  # CPU figures (several minutes on 2 cores)
     python bench/transformers.py --quick          # L up to 4k, a smaller budget
-    python bench/transformers.py --gpu            # on a CUDA machine: bf16 tokens/s, MFU at
-                                                  # L=8k, and the longest L on the card
+    python bench/transformers.py --gpu            # on a CUDA machine (below)
+    python bench/transformers.py --gpu-smoke      # the --gpu code path on CPU, tiny sizes
 
 A third row, ``t-d-materialized``, is T-D with its attention scores built in full, as
 tensor2tensor built them when the paper compared the two.
@@ -14,6 +14,15 @@ Each (model, L) training step runs in a fresh child process, so that its peak re
 step (imports, weights). Both models have the same width and depth; T-D uses full causal
 attention in every layer, T-DMCA alternates local (blocks of 256) and memory-compressed
 attention. Results are printed and written to bench/results/transformers.json.
+
+``--gpu`` (one process, one CUDA device, base width, 5 layers, V 32,000, bf16 autocast), in
+the order of importance, each figure printed as a JSON line when known and the whole written
+to bench/results/transformers_gpu.json (and $OUT/transformers_gpu.json) after every figure:
+the environment; training tokens/s, MFU and peak memory (forward, backward, Adam) at L = 8,192
+and 11,000 for T-D, T-DMCA with sdpa attention and T-DMCA with FlexAttention; cached beam
+search after an 11,000-token input; the longest L that trains on the card; with
+``--gpu-compile``, the training rows again with the model compiled. Parts not started within
+``--gpu-budget-seconds`` are recorded as skipped.
 """
 
 from __future__ import annotations
@@ -169,16 +178,21 @@ def longest_fitting(name: str, budget_mb: float, threads: int, timeout: float,
             "capped_at_limit": bad is None, "probes": probes}
 
 
-def decoding_input(name: str, prefix: int):
-    """Model ``name`` in eval mode, a random ``prefix``-token source, and its one-row batch."""
+def decoding_input(name: str, prefix: int, device=None, **overrides):
+    """Model ``name`` (config fields ``overrides``) in eval mode, a random ``prefix``-token
+    source, and its one-row batch, on ``device``."""
     import torch
 
     from wikisum.models.base import make_batch
 
     torch.manual_seed(0)
-    model = build(name).eval()
-    source = torch.randint(6, SHAPE["vocab_size"], (prefix,)).tolist()
-    return model, source, make_batch([source], [[3]])
+    model = build(name, **overrides).eval()
+    vocab = model.config.vocab_size
+    source = torch.randint(6, vocab, (prefix,)).tolist()
+    batch = make_batch([source], [[3]])
+    if device is not None:
+        model, batch = model.to(device), batch.to(device)
+    return model, source, batch
 
 
 def decode_speed(prefix: int, new_tokens: int, threads: int) -> list[dict]:
@@ -239,63 +253,416 @@ def beam_decode_speed(prefix: int, beam: int, new_tokens: int, threads: int) -> 
     return out
 
 
-def gpu_figures(length: int = 8192, steps: int = 10) -> dict:
-    """bf16 training tokens/s and model-FLOPs utilisation at ``length``, and the longest L."""
+# ---------------------------------------------------------------------------------------------
+# GPU figures (--gpu), and the same code path on CPU at tiny sizes (--gpu-smoke)
+
+GPU_RESULTS = ROOT / "bench" / "results" / "transformers_gpu.json"
+SMOKE_RESULTS = ROOT / "bench" / "results" / "transformers_gpu_smoke.json"
+# Dense bf16 peak of an H100 / H200 SXM (the figure MFU is a share of); PEAK_BF16_TFLOPS
+# overrides it for another card.
+PEAK_BF16_TFLOPS = 989.0
+GPU_LENGTHS = (8192, 11000)
+GPU_ROWS = (("t-d", "sdpa"), ("t-dmca", "sdpa"), ("t-dmca", "flex"))
+SMOKE_SHAPE = dict(d_model=64, n_heads=4, n_layers=2, d_ff=128, vocab_size=1000, dropout=0.0)
+
+
+def flops_per_token(config, length: int) -> dict:
+    """Training FLOPs per token of a decoder-only model of ``config`` at ``length``: the model
+    of docs/benchmarks.md, forward multiply-adds (MACs) per token, x 2 FLOPs per MAC, x 3 for
+    forward + backward. MACs: projections and FFN 4 d^2 + 2 d d_ff per layer; the output layer
+    d V; attention 2 d x the keys a query attends on average (full L/2, local 1.5 x block,
+    compressed L / (2 stride)); the compressed layers' two convolutions 2 kernel d^2 / stride."""
+    d, kinds = config.d_model, config.layer_kinds
+    keys = {"full": length / 2, "local": 1.5 * config.block_size,
+            "compressed": length / (2 * config.compress_stride)}
+    macs = {"layers": len(kinds) * (4 * d * d + 2 * d * config.d_ff),
+            "output": d * config.vocab_size,
+            "attention": sum(2 * d * keys[k] for k in kinds),
+            "convolutions": kinds.count("compressed") * 2 * config.compress_kernel * d * d
+            / config.compress_stride}
+    return {"macs": {k: round(v) for k, v in macs.items()}, "flops": 6 * sum(macs.values())}
+
+
+class GpuRun:
+    """The --gpu (or --gpu-smoke) run: its settings, the time left, and its results, written
+    whole after every figure (a killed run keeps what it had)."""
+
+    def __init__(self, args, command: str):
+        import torch
+
+        self.smoke = args.gpu_smoke
+        self.device = torch.device("cpu" if self.smoke else "cuda")
+        if not self.smoke and not torch.cuda.is_available():
+            raise SystemExit("--gpu needs a CUDA device (--gpu-smoke runs the same code on CPU)")
+        self.shape = dict(SMOKE_SHAPE if self.smoke else SHAPES["base"])
+        self.lengths = (600,) if self.smoke else GPU_LENGTHS
+        self.steps = 2 if self.smoke else max(5, args.gpu_steps)
+        self.warmup = 1 if self.smoke else 3
+        self.decode_prefix = 600 if self.smoke else 11000
+        self.decode_tokens = 8 if self.smoke else 64
+        self.longest_start = 600 if self.smoke else 16384
+        self.longest_limit = 1200 if self.smoke else 1 << 21  # the smoke: two probes
+        self.longest_seconds = args.gpu_longest_seconds
+        # The smoke compiles with dynamo alone (backend "eager"): it checks that the model
+        # traces, not inductor's kernels, which need the GPU machine's compilers.
+        self.compile = args.gpu_compile
+        self.budget = args.gpu_budget_seconds
+        self.start = time.perf_counter()
+        self.paths = [SMOKE_RESULTS if self.smoke else GPU_RESULTS]
+        if os.environ.get("OUT") and not self.smoke:
+            self.paths.append(Path(os.environ["OUT"]) / "transformers_gpu.json")
+        self.results = {"command": command, "smoke": self.smoke, "budget_seconds": self.budget,
+                        "shape": self.shape, "environment": None, "training": [],
+                        "decoding": [], "longest": [], "training_compiled": [],
+                        "skipped": []}
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def left(self) -> float:
+        return self.budget - self.elapsed()
+
+    def record(self, section: str, row: dict) -> None:
+        row = {**row, "at_seconds": round(self.elapsed(), 1)}
+        if isinstance(self.results[section], list):
+            self.results[section].append(row)
+        else:
+            self.results[section] = row
+        print(json.dumps({"section": section, **row}), flush=True)
+        self.write()
+
+    def skip(self, what: str) -> None:
+        self.record("skipped", {"part": what, "reason": "skipped: time budget"})
+
+    def write(self) -> None:
+        text = json.dumps(self.results, indent=1) + "\n"
+        for path in self.paths:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            except OSError as exc:
+                print(f"cannot write {path}: {exc}", file=sys.stderr, flush=True)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def autocast(self):
+        import torch
+
+        return torch.autocast(self.device.type, dtype=torch.bfloat16)
+
+    def context(self):
+        """Eager flex attention's backward pass on CPU (the smoke only)."""
+        import contextlib
+
+        from wikisum.models import flexattention
+
+        return flexattention.eager_cpu_backward() if self.smoke else contextlib.nullcontext()
+
+    def reset_memory(self) -> None:
+        """Free what the last row or probe left (cached block masks included) and start
+        counting the peak again."""
+        import gc
+
+        import torch
+
+        from wikisum.models import flexattention
+
+        flexattention.clear_caches()
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+    def peak_mib(self) -> float | None:
+        import torch
+
+        if self.device.type != "cuda":
+            return None
+        return round(torch.cuda.max_memory_allocated() / 2**20, 1)
+
+    def model(self, name: str, impl: str):
+        import torch
+
+        torch.manual_seed(0)
+        return build(name, attention_impl=impl, **self.shape).to(self.device)
+
+    def step(self, net, optimizer, batch):
+        """One training step (forward, backward, Adam); returns the loss (detached)."""
+        with self.context():
+            with self.autocast():
+                out = net(batch)
+            out.loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return out.loss.detach()
+
+    # -- (a) -------------------------------------------------------------------------------
+
+    def environment(self) -> None:
+        import platform
+
+        import torch
+
+        from wikisum.models import flexattention
+
+        peak = float(os.environ.get("PEAK_BF16_TFLOPS", PEAK_BF16_TFLOPS))
+        row = {"device": (torch.cuda.get_device_name(0) if self.device.type == "cuda"
+                          else "cpu (smoke run)"),
+               "torch": torch.__version__, "cuda": torch.version.cuda,
+               "python": platform.python_version(), "flex_attention": flexattention.available(),
+               "peak_bf16_tflops": peak,
+               "peak_note": "assumed: H100/H200 SXM dense bf16 (989 TFLOP/s) unless "
+                            "PEAK_BF16_TFLOPS is set",
+               "autocast": "bf16", "timed_steps": self.steps, "warmup_steps": self.warmup}
+        if self.device.type == "cuda":
+            row["memory_gib"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30,
+                                      1)
+        self.peak = peak
+        self.record("environment", row)
+
+    # -- (b) -------------------------------------------------------------------------------
+
+    def training_row(self, name: str, impl: str, length: int, compiled: bool) -> dict:
+        """Tokens/s, MFU and peak memory of training steps (forward, backward, Adam) at
+        ``length``: ``warmup`` steps (compilation included), then ``steps`` timed ones."""
+        import torch
+
+        row = {"model": name, "attention_impl": impl, "length": length, "compiled": compiled}
+        self.reset_memory()
+        model = optimizer = net = None
+        try:
+            model = self.model(name, impl).train()
+            optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+            if compiled:
+                net = torch.compile(model, backend="eager") if self.smoke else \
+                    torch.compile(model)
+            else:
+                net = model
+            batch = training_batch(length, self.shape["vocab_size"], self.device)
+            self.reset_memory()
+            t0 = time.perf_counter()
+            losses = [self.step(net, optimizer, batch) for _ in range(self.warmup)]
+            self.sync()
+            t1 = time.perf_counter()
+            for _ in range(self.steps):
+                self.step(net, optimizer, batch)
+            self.sync()
+            seconds = (time.perf_counter() - t1) / self.steps
+            flops = flops_per_token(model.config, length)
+            tokens_per_s = length / seconds
+            # Same seed, weights and batch in every row of a length: the first loss agrees
+            # between T-DMCA's attention implementations (a check of the flex path in bf16).
+            row.update(params=sum(p.numel() for p in model.parameters()),
+                       first_loss=round(float(losses[0]), 5),
+                       warmup_seconds=round(t1 - t0, 2), step_seconds=round(seconds, 4),
+                       tokens_per_s=round(tokens_per_s), flops_per_token=flops["flops"],
+                       macs_per_token=flops["macs"],
+                       model_tflops=round(tokens_per_s * flops["flops"] / 1e12, 1),
+                       mfu=round(tokens_per_s * flops["flops"] / (self.peak * 1e12), 4),
+                       peak_mib=self.peak_mib())
+        except Exception as exc:  # one row failing (OOM, a compile error) ends only that row
+            row["error"] = describe_error(exc)
+            traceback_to_stderr()
+        finally:
+            del model, optimizer, net
+            self.reset_memory()
+        return row
+
+    def training(self, compiled: bool) -> None:
+        section = "training_compiled" if compiled else "training"
+        for length in self.lengths:
+            for name, impl in GPU_ROWS:
+                what = f"{section} {name} {impl} L={length}"
+                if self.left() <= 0:
+                    self.skip(what)
+                    continue
+                self.record(section, self.training_row(name, impl, length, compiled))
+
+    # -- (c) -------------------------------------------------------------------------------
+
+    def faster_dmca_impl(self) -> str:
+        """Of T-DMCA's sdpa and flex rows, the faster at the longest length measured."""
+        rows = [r for r in self.results["training"]
+                if r["model"] == "t-dmca" and "tokens_per_s" in r]
+        if not rows:
+            return "flex"
+        longest = max(r["length"] for r in rows)
+        return max((r for r in rows if r["length"] == longest),
+                   key=lambda r: r["tokens_per_s"])["attention_impl"]
+
+    def longest(self) -> None:
+        """The longest L (doubling from ``longest_start``) whose training step fits on the
+        card, per model, until the first out-of-memory error or the model's time cap."""
+        import torch
+
+        faster = self.faster_dmca_impl()
+        # The smoke takes flex whatever was faster (eager flex is slow on CPU), to run it.
+        for name, impl, why in (("t-d", "sdpa", "fused causal attention"),
+                                ("t-dmca", "flex" if self.smoke else faster,
+                                 f"faster in the training rows: {faster}")):
+            if self.left() <= 0:
+                self.skip(f"longest {name}")
+                continue
+            cap = min(self.longest_seconds, self.left())
+            begin = time.perf_counter()
+            row = {"model": name, "attention_impl": impl, "why": why,
+                   "cap_seconds": round(cap, 1), "longest": 0, "probes": []}
+            stop = "search limit"
+            self.reset_memory()
+            try:
+                model = self.model(name, impl).train()
+                optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+            except Exception as exc:
+                row["error"] = describe_error(exc)
+                self.record("longest", row)
+                continue
+            length = self.longest_start
+            while length <= self.longest_limit:
+                if time.perf_counter() - begin > cap:
+                    stop = "time cap"
+                    break
+                self.reset_memory()
+                probe = {"length": length}
+                try:
+                    batch = training_batch(length, self.shape["vocab_size"], self.device)
+                    t0 = time.perf_counter()
+                    self.step(model, optimizer, batch)
+                    self.sync()
+                    probe.update(step_seconds=round(time.perf_counter() - t0, 3),
+                                 peak_mib=self.peak_mib())
+                except Exception as exc:
+                    probe["error"] = describe_error(exc)
+                    optimizer.zero_grad(set_to_none=True)
+                    row["probes"].append(probe)
+                    stop = "out of memory" if is_oom(exc) else "error"
+                    if stop == "error":
+                        traceback_to_stderr()
+                    break
+                row["probes"].append(probe)
+                row.update(longest=length, peak_mib=probe["peak_mib"],
+                           step_seconds=probe["step_seconds"])
+                print(json.dumps({"section": "longest-probe", "model": name, **probe}),
+                      flush=True)
+                length *= 2
+            row["stopped_by"] = stop
+            row["capped"] = stop == "time cap"
+            row["seconds"] = round(time.perf_counter() - begin, 1)
+            del model, optimizer
+            self.reset_memory()
+            self.record("longest", row)
+
+    # -- (d) -------------------------------------------------------------------------------
+
+    def decoding_row(self, name: str, impl: str, bf16: bool) -> dict:
+        """Cached beam search (beam 4) after a ``decode_prefix``-token input: the prefill
+        (model.start) timed apart, after an untimed warm-up of both (compilation)."""
+        import contextlib
+
+        import torch
+
+        from wikisum.generation.decoding import beam_search
+
+        row = {"model": name, "attention_impl": impl, "prefix": self.decode_prefix, "beam": 4,
+               "new_tokens": self.decode_tokens, "dtype": "bf16 autocast" if bf16 else "float32"}
+        self.reset_memory()
+        model = None
+        try:
+            model, _, batch = decoding_input(name, self.decode_prefix, self.device,
+                                             attention_impl=impl, **self.shape)
+            cast = self.autocast() if bf16 else contextlib.nullcontext()
+            with torch.no_grad(), cast:
+                model.start(batch)  # warm-up: compiled attention, kernels, allocator
+                beam_search(model, batch, beam=4, max_len=4, min_len=3,
+                            eos_id=model.config.eos_id)
+                self.sync()
+                t0 = time.perf_counter()
+                model.start(batch)
+                self.sync()
+                prefill = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                beam_search(model, batch, beam=4, max_len=self.decode_tokens,
+                            min_len=self.decode_tokens - 1, eos_id=model.config.eos_id)
+                self.sync()
+                total = time.perf_counter() - t0
+            steps = max(total - prefill, 1e-9)
+            row.update(prefill_seconds=round(prefill, 3), search_seconds=round(total, 3),
+                       cached_tokens_per_s=round(self.decode_tokens / steps, 1),
+                       peak_mib=self.peak_mib())
+        except Exception as exc:
+            row["error"] = describe_error(exc)
+            traceback_to_stderr()
+        finally:
+            del model
+            self.reset_memory()
+        return row
+
+    def decoding(self) -> None:
+        for name, impl in (("t-d", "sdpa"), ("t-dmca", "flex")):
+            if self.left() <= 0:
+                self.skip(f"decoding {name}")
+                continue
+            row = self.decoding_row(name, impl, bf16=True)
+            if "error" in row and not is_oom_text(row["error"]):  # bf16 refused: float32
+                self.record("decoding", row)
+                row = self.decoding_row(name, impl, bf16=False)
+            if "error" in row and impl == "flex":  # the flex prefill failed: sdpa
+                self.record("decoding", row)
+                row = self.decoding_row(name, "sdpa", bf16=True)
+            self.record("decoding", row)
+
+    def run(self) -> dict:
+        import torch
+
+        if self.device.type == "cuda":
+            import torch._dynamo
+
+            # Room for the compiled variants of this run (flex per pattern, static then
+            # dynamic length, with and without gradients; the compiled models).
+            config = torch._dynamo.config
+            name = "recompile_limit" if hasattr(config, "recompile_limit") else \
+                "cache_size_limit"
+            setattr(config, name, max(64, getattr(config, name)))
+        else:
+            torch.set_num_threads(min(2, torch.get_num_threads()))
+        self.environment()
+        self.training(compiled=False)
+        self.decoding()
+        self.longest()
+        if self.compile:
+            self.training(compiled=True)
+        self.results["seconds"] = round(self.elapsed(), 1)
+        self.write()
+        print(f"written to {', '.join(map(str, self.paths))} ({self.elapsed():.0f} s)",
+              flush=True)
+        return self.results
+
+
+def is_oom(exc: BaseException) -> bool:
     import torch
 
-    assert torch.cuda.is_available(), "--gpu needs a CUDA device"
-    device = torch.device("cuda")
-    name_gpu = torch.cuda.get_device_name(0)
-    peak_tflops = float(os.environ.get("PEAK_BF16_TFLOPS", "989"))  # H100/H200 SXM dense bf16
-    shape = dict(d_model=512, n_heads=8, n_layers=6, d_ff=2048, vocab_size=32000, dropout=0.0)
-    out = {"device": name_gpu, "peak_bf16_tflops": peak_tflops, "shape": shape, "models": []}
-    for name in ("t-d", "t-dmca"):
-        model = build(name, **shape).to(device)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-        params = sum(p.numel() for p in model.parameters())
-        tokens = torch.randint(6, shape["vocab_size"], (1, length), device=device)
+    return isinstance(exc, torch.OutOfMemoryError) or is_oom_text(str(exc))
 
-        def step(model, opt, tokens):
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                logits = model(tokens)
-                loss = torch.nn.functional.cross_entropy(logits[0, :-1].float(), tokens[0, 1:])
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
 
-        for _ in range(3):
-            step(model, opt, tokens)
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(steps):
-            step(model, opt, tokens)
-        torch.cuda.synchronize()
-        tps = steps * length / (time.perf_counter() - start)
-        # 6 N per token for the weights, plus attention: 2 matmuls x 2 FLOPs x d per attended
-        # key, x3 for the backward pass.
-        kinds = model.config.layer_kinds
-        attended = sum({"full": length / 2, "local": 1.5 * model.config.block_size,
-                        "compressed": length / 6}[k] for k in kinds)
-        flops_per_token = 6 * params + 12 * shape["d_model"] * attended
-        mfu = tps * flops_per_token / (peak_tflops * 1e12)
-        longest = 0
-        n = 8192
-        while n <= 1 << 20:
-            try:
-                torch.cuda.empty_cache()
-                tokens = torch.randint(6, shape["vocab_size"], (1, n), device=device)
-                step(model, opt, tokens)
-                torch.cuda.synchronize()
-                longest = n
-                n *= 2
-            except torch.OutOfMemoryError:
-                break
-        out["models"].append({"model": name, "length": length, "tokens_per_s": round(tps),
-                              "mfu": round(mfu, 4), "params": params,
-                              "longest_power_of_two_l": longest})
-        del model, opt
-        torch.cuda.empty_cache()
-    return out
+def is_oom_text(text: str) -> bool:
+    return "out of memory" in text.lower()
+
+
+def describe_error(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:400]}"
+
+
+def traceback_to_stderr() -> None:
+    import traceback
+
+    traceback.print_exc(file=sys.stderr)
+    sys.stderr.flush()
 
 
 def main(argv=None) -> int:
@@ -307,7 +674,26 @@ def main(argv=None) -> int:
     p.add_argument("--budget-mb", type=float, default=4096,
                    help="memory budget for the longest-L search (default: %(default)s MiB)")
     p.add_argument("--timeout", type=float, default=600, help="per child process, seconds")
-    p.add_argument("--gpu", action="store_true", help="the CUDA figures instead")
+    p.add_argument("--gpu", action="store_true",
+                   help="the CUDA figures instead: bf16 training tokens/s and MFU at L = 8,192 "
+                        "and 11,000, cached beam-search decoding after 11,000 tokens, the "
+                        "longest L on the card (bench/results/transformers_gpu.json, and "
+                        "$OUT/transformers_gpu.json when OUT is set)")
+    p.add_argument("--gpu-smoke", action="store_true",
+                   help="the --gpu code path end to end on CPU at tiny sizes (L 600, 2 layers, "
+                        "vocabulary 1,000, eager FlexAttention): checks that --gpu runs")
+    p.add_argument("--gpu-compile", action="store_true",
+                   help="--gpu also measures the training rows with torch.compile of the model "
+                        "(last, within the time budget)")
+    p.add_argument("--gpu-budget-seconds", type=float, default=330,
+                   help="--gpu: parts not started within this many seconds are recorded as "
+                        "skipped (default: %(default)s)")
+    p.add_argument("--gpu-longest-seconds", type=float, default=60,
+                   help="--gpu: time cap of each model's longest-L search (default: "
+                        "%(default)s)")
+    p.add_argument("--gpu-steps", type=int, default=5,
+                   help="--gpu: timed training steps per row, after 3 warm-up steps "
+                        "(at least 5; default: %(default)s)")
     p.add_argument("--shape", choices=sorted(SHAPES), default="base",
                    help="model width, depth and vocabulary (default: %(default)s)")
     p.add_argument("--lengths", default=None, metavar="L,L,...",
@@ -349,9 +735,9 @@ def main(argv=None) -> int:
         results["beam_decoding"] = beam_decode_speed(args.beam_decode, 4, 64, args.threads)
         for r in results["beam_decoding"]:
             print(json.dumps(r), flush=True)
-    elif args.gpu:
-        results["gpu"] = gpu_figures()
-        print(json.dumps(results["gpu"], indent=1))
+    elif args.gpu or args.gpu_smoke:
+        GpuRun(args, results["command"]).run()
+        return 0
     elif args.longest:
         results["longest"] = []
         for name in args.longest.split(","):

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from wikisum.models import flexattention
 from wikisum.models.cpu_kernels import (
     _CompressedAttentionCPU,
     compress,
@@ -39,6 +40,18 @@ from wikisum.models.cpu_kernels import (
 
 AttentionKind = Literal["full", "local", "compressed"]
 KINDS: tuple[str, ...] = ("full", "local", "compressed")
+# How local and compressed layers attend in training and prefill: "sdpa", the constructions of
+# this module (``scaled_dot_product_attention``; the CPU kernels on CPU); "flex", FlexAttention
+# with block masks (compiled on CUDA, eager elsewhere; no attention dropout); "auto", flex
+# where the tensors are on CUDA, FlexAttention exists, no dropout applies and the shape suits
+# it (``flexattention.worthwhile``), else sdpa. Full attention is the fused causal kernel in
+# every case; decoding steps do not change.
+# Why auto takes flex on CUDA (H200, torch 2.11, base T-DMCA, bf16; docs/benchmarks.md): eager,
+# flex trains as fast as sdpa (within 3.5 % at L = 8,192 and 11,000) with 6-7 % less peak
+# memory, and under torch.compile it compiled at both lengths where sdpa failed at 8,192 (an
+# inductor error). The trade-off: compiled sdpa, where it compiles, was 1.7x faster than
+# compiled flex at 11,000, and the first flex call of a process compiles its kernel (~10 s).
+ATTENTION_IMPLS: tuple[str, ...] = ("auto", "sdpa", "flex")
 CACHE_CHUNK = 128  # positions a decoding cache grows by, so that it is not copied every step
 
 
@@ -46,6 +59,13 @@ def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; choose from {', '.join(KINDS)}")
     return kind
+
+
+def check_impl(impl: str) -> str:
+    if impl not in ATTENTION_IMPLS:
+        raise ValueError(f"unknown attention_impl {impl!r}; choose from "
+                         f"{', '.join(ATTENTION_IMPLS)}")
+    return impl
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
@@ -375,11 +395,12 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, kind: AttentionKind = "full",
                  block_size: int = 256, previous_block: bool = True, compress_kernel: int = 3,
-                 compress_stride: int = 3, dropout: float = 0.0):
+                 compress_stride: int = 3, dropout: float = 0.0, attention_impl: str = "auto"):
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
         self.kind = check_kind(kind)
+        self.attention_impl = check_impl(attention_impl)
         self.d_model, self.n_heads = d_model, n_heads
         self.block_size, self.previous_block = block_size, previous_block
         self.kernel, self.stride = compress_kernel, compress_stride
@@ -420,6 +441,20 @@ class CausalSelfAttention(nn.Module):
         """(B, T, d) raw keys or values -> (B, H, S, D) slots."""
         return compress(x, conv.weight, conv.bias, self.kernel, self.stride, self.n_heads)
 
+    def uses_flex(self, q: torch.Tensor, dropout_p: float) -> bool:
+        """Whether ``forward`` attends through FlexAttention for queries ``q`` at this dropout
+        (``attention_impl``; full attention never does)."""
+        if self.kind == "full" or self.attention_impl == "sdpa":
+            return False
+        if self.attention_impl == "flex":
+            if dropout_p > 0:
+                raise ValueError(f"attention_impl='flex' has no attention dropout (dropout "
+                                 f"{dropout_p} in training): use dropout 0, or "
+                                 "attention_impl 'auto', which takes sdpa where dropout applies")
+            return True
+        return (dropout_p == 0.0 and q.is_cuda and flexattention.worthwhile(q)
+                and flexattention.available())
+
     def forward(self, x: torch.Tensor, return_cache: bool = False
                 ) -> tuple[torch.Tensor, AttentionCache | None]:
         """x (B, T, d) -> (B, T, d), and the cache of all T positions when asked (prefill)."""
@@ -427,7 +462,16 @@ class CausalSelfAttention(nn.Module):
         q, k, v = self.qkv(x).split(self.d_model, dim=-1)  # (B, T, d) each
         qh = split_heads(q, self.n_heads)  # (B, H, T, D)
         cache = None
-        if self.kind == "compressed" and use_flash_cpu(qh, p) and not return_cache:
+        flex = self.uses_flex(qh, p)
+        if self.kind == "compressed" and flex:
+            k_slots = self._compress(self.compress_k, k)  # (B, H, S, D)
+            v_slots = self._compress(self.compress_v, v)
+            y = flexattention.compressed_attention_flex(
+                qh, with_null(k_slots, self.null_k), with_null(v_slots, self.null_v),
+                self.kernel, self.stride)
+            if return_cache:
+                cache = AttentionCache(k, v, k_slots, v_slots)
+        elif self.kind == "compressed" and use_flash_cpu(qh, p) and not return_cache:
             y = _CompressedAttentionCPU.apply(
                 qh, k, v, self.compress_k.weight, self.compress_k.bias, self.compress_v.weight,
                 self.compress_v.bias, self.null_k, self.null_v, self.kernel, self.stride)
@@ -443,7 +487,10 @@ class CausalSelfAttention(nn.Module):
         else:
             kh, vh = split_heads(k, self.n_heads), split_heads(v, self.n_heads)
             if self.kind == "local":
-                if use_flash_cpu(qh, p):
+                if flex:
+                    y = flexattention.local_attention_flex(qh, kh, vh, self.block_size,
+                                                           self.previous_block)
+                elif use_flash_cpu(qh, p):
                     y = local_attention_cpu(qh, kh, vh, self.block_size, self.previous_block)
                 else:
                     y = local_attention(qh, kh, vh, self.block_size, self.previous_block, p)

@@ -44,6 +44,7 @@ from torch.utils.checkpoint import checkpoint
 
 from wikisum.models import wfe as wfe_lib
 from wikisum.models.attention import (
+    ATTENTION_IMPLS,
     KINDS,
     AttentionCache,
     AttentionKind,
@@ -96,6 +97,10 @@ class TransformerConfig:
     # the layer again in the backward pass (memory of one layer's activations at a time, for
     # about a third more compute).
     checkpoint_layers: bool = False
+    # How local and compressed layers attend in training and prefill (models.attention):
+    # "auto" (FlexAttention on CUDA where no attention dropout applies, else sdpa), "sdpa" or
+    # "flex" (FlexAttention everywhere: compiled on CUDA, eager on CPU; no attention dropout).
+    attention_impl: str = "auto"
 
     def __post_init__(self):
         if self.layer_kinds is None:
@@ -126,6 +131,9 @@ class TransformerConfig:
             raise ValueError(f"a mixture of experts needs n_experts >= 2, got {self.n_experts}")
         if self.capacity_factor <= 0:
             raise ValueError(f"capacity_factor must be > 0, got {self.capacity_factor}")
+        if self.attention_impl not in ATTENTION_IMPLS:
+            raise ValueError(f"attention_impl {self.attention_impl!r} must be one of "
+                             f"{', '.join(ATTENTION_IMPLS)}")
         if self.loss_on not in LOSS_ON:
             raise ValueError(f"loss_on {self.loss_on!r} must be one of {', '.join(LOSS_ON)}")
         if not 0 <= self.dropout < 1:
@@ -301,7 +309,7 @@ class DecoderBlock(nn.Module):
         self.norm_attn = nn.LayerNorm(c.d_model)
         self.attn = CausalSelfAttention(c.d_model, c.n_heads, c.layer_kinds[index], c.block_size,
                                         c.previous_block, c.compress_kernel, c.compress_stride,
-                                        c.dropout)
+                                        c.dropout, c.attention_impl)
         self.norm_cross = nn.LayerNorm(c.d_model) if cross else None
         self.cross = MemoryAttention(c.d_model, c.n_heads, c.dropout) if cross else None
         self.norm_ffn = nn.LayerNorm(c.d_model)

@@ -96,10 +96,13 @@ class Tallying(beam.DoFn):
         self._tallies: Counter = Counter()
 
     def count(self, stage: str, outcome: str, n: int = 1) -> None:
-        self._tallies[(stage, outcome)] += n
+        try:
+            self._tallies[(stage, outcome)] += n
+        except AttributeError:  # process called outside a bundle (a test, a plain loop)
+            self._tallies = Counter({(stage, outcome): n})
 
     def finish_bundle(self):
-        for (stage, outcome), n in sorted(self._tallies.items()):
+        for (stage, outcome), n in sorted(getattr(self, "_tallies", Counter()).items()):
             Metrics.counter(COUNTERS, f"{stage}:{outcome}").inc(n)
             yield TaggedOutput(TALLY, WindowedValue(((stage, outcome), n), MIN_TIMESTAMP,
                                                     [GlobalWindow()]))

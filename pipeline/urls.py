@@ -17,8 +17,6 @@ _KEEP = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?[]@!$&'()*+,;="
 )
 
-_HEX = frozenset("0123456789abcdefABCDEF")
-
 # `en.wikipedia.org`, `de.m.wikipedia.org`, `zh-classical.wikipedia.org`, `simple.wikipedia.org`.
 _WIKIPEDIA_HOST = re.compile(r"([a-z][a-z0-9-]*)(?:\.m)?\.wikipedia\.org")
 
@@ -82,26 +80,30 @@ def _normalize_host(netloc: str) -> str | None:
     return host
 
 
+# A component that needs no change (only characters of _KEEP, no escape), and the runs of one
+# that do: an escape, a lone "%", or characters to percent-encode.
+_KEEP_CLASS = r"A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;="
+_PLAIN = re.compile(f"[{_KEEP_CLASS}]*")
+_TO_FIX = re.compile(f"%[0-9A-Fa-f]{{2}}|%|[^{_KEEP_CLASS}%]+")
+
+
+def _fixed(match: re.Match[str]) -> str:
+    text = match.group()
+    if text[0] == "%":
+        if len(text) == 1:
+            return "%25"
+        byte = int(text[1:], 16)
+        return chr(byte) if byte in _UNRESERVED else text.upper()
+    return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+
+
 def _normalize_escapes(component: str) -> str:
-    out: list[str] = []
-    i = 0
-    n = len(component)
-    while i < n:
-        ch = component[i]
-        if ch == "%":
-            if i + 2 < n and component[i + 1] in _HEX and component[i + 2] in _HEX:
-                byte = int(component[i + 1 : i + 3], 16)
-                escape = "%" + component[i + 1 : i + 3].upper()
-                out.append(chr(byte) if byte in _UNRESERVED else escape)
-                i += 3
-                continue
-            out.append("%25")
-        elif ch in _KEEP:
-            out.append(ch)
-        else:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
-        i += 1
-    return "".join(out)
+    """Escapes of unreserved characters decoded, other escapes uppercased, a lone "%" and
+    characters outside _KEEP percent-encoded (UTF-8); by regular expressions, not a loop over
+    the characters (every URL of a crawl goes through it)."""
+    if _PLAIN.fullmatch(component):
+        return component
+    return _TO_FIX.sub(_fixed, component)
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -155,6 +157,8 @@ def wikipedia_title(url: str) -> tuple[str, str] | None:
     `/wiki/Title` or `/w/index.php?title=Title`; the title is percent-decoded and normalised with
     `normalize_title`.
     """
+    if "wikipedia" not in url.lower():  # every Wikipedia host holds it: most URLs stop here
+        return None
     try:
         parts = urlsplit(url.strip())
     except ValueError:

@@ -100,6 +100,9 @@ class TrainConfig:
     keep_checkpoints: int = 5
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
+    # torch.compile the model for the training forward and backward (evaluation, decoding and
+    # checkpoints use the plain module): slower to start (compiling), faster per step on CUDA.
+    compile: bool = False
     # Log targets besides RUN/log.jsonl (always written): tensorboard, wandb.
     log_to: tuple[str, ...] | str = ("jsonl",)
 

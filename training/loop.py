@@ -74,7 +74,8 @@ from wikisum.training.runtime import Processes, processes
 # it reports, never what a step computes.
 RESUMABLE_CHANGES = frozenset({
     "data", "out", "steps", "stop_after", "log_every", "eval_every", "dev_examples", "patience",
-    "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "log_to"})
+    "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "device", "log_to",
+    "compile"})
 # Model config fields set from the dataset's special ids when the model has them.
 SPECIAL_ID_FIELDS = {"pad_id": "pad", "unk_id": "unk", "bos_id": "bos", "eos_id": "eos",
                      "title_sep_id": "title_sep", "sep_id": "sep"}
@@ -419,12 +420,16 @@ class _Trainer:
         return position, Counter(saved["skipped_before"])
 
     def _distribute(self):
-        """The module to call (DDP across processes) and the autocast context (bf16 on CUDA)."""
+        """The module that training steps call (DDP across processes, compiled with
+        ``compile``) and the autocast context (bf16 on CUDA). ``self.model`` stays the plain
+        module: evaluation runs it and checkpoints hold its state_dict."""
         procs = self.procs
         net = self.model
         if procs.world > 1:
             ids = [procs.device.index] if procs.device.type == "cuda" else None
             net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
+        if self.config.compile:
+            net = torch.compile(net)
         autocast = torch.autocast(procs.device.type, dtype=torch.bfloat16,
                                   enabled=procs.device.type == "cuda" and self.config.bf16)
         return net, autocast

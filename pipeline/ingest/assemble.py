@@ -11,12 +11,12 @@ import apache_beam as beam
 from wikisum.core.accounting import IN, KEPT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import ARTICLE_PARAGRAPHS, LINKS, PAGES, DeadLetter, split_of, stable_hash
-from wikisum.pipeline.beamio import DEAD, TALLY, dead, tally
+from wikisum.pipeline.beamio import DEAD, TALLY, Tallying, dead
 from wikisum.pipeline.ingest.config import AttachConfig
 from wikisum.pipeline.references import attach
 
 
-class AssembleArticles(beam.DoFn):
+class AssembleArticles(Tallying):
     """CoGroupByKey(article id) -> one row per article: self pages, references in another
     language, clones and paragraphs repeated across the article's references removed."""
 
@@ -30,6 +30,7 @@ class AssembleArticles(beam.DoFn):
 
     def finish_bundle(self):
         self.progress.flush()
+        yield from super().finish_bundle()
 
     def process(self, item):
         article_id, grouped = item
@@ -42,32 +43,32 @@ class AssembleArticles(beam.DoFn):
         self.progress.update()
         article = articles[0]
         for twin in articles[1:]:
-            yield tally(self.stage, "duplicate_id")
+            self.count(self.stage, "duplicate_id")
             yield dead(DeadLetter(twin.source_file, str(twin.id), twin.url, self.stage,
                                   "duplicate_id", f"same id as {article.title!r}"))
         listed = len(article.citation_urls) + search_listed
         if listed == 0:
-            yield tally(self.stage, "no_references")
+            self.count(self.stage, "no_references")
             yield dead(DeadLetter(article.source_file, str(article.id), article.url, self.stage,
                                   "no_references", ""))
             return
         kept, dropped, paragraphs = attach(article, found, self.config)
         if paragraphs:
-            yield tally(ARTICLE_PARAGRAPHS, IN, sum(paragraphs.values()))
+            self.count(ARTICLE_PARAGRAPHS, IN, sum(paragraphs.values()))
             for outcome, n in paragraphs.items():
-                yield tally(ARTICLE_PARAGRAPHS, outcome, n)
+                self.count(ARTICLE_PARAGRAPHS, outcome, n)
         links_per_url = Counter(ref.url for _, ref in found)
         for url, reason, detail in dropped:
-            yield tally(LINKS, reason, links_per_url[url])
+            self.count(LINKS, reason, links_per_url[url])
             yield dead(DeadLetter(article.source_file, str(article.id), url, LINKS, reason,
                                   detail))
-        yield tally(LINKS, KEPT, sum(links_per_url[a.url] for a in kept))
+        self.count(LINKS, KEPT, sum(links_per_url[a.url] for a in kept))
         if not kept:
-            yield tally(self.stage, "no_references_found")
+            self.count(self.stage, "no_references_found")
             yield dead(DeadLetter(article.source_file, str(article.id), article.url, self.stage,
                                   "no_references_found", f"{listed} listed"))
             return
-        yield tally(self.stage, KEPT)
+        self.count(self.stage, KEPT)
         found_sources = Counter(link.source for link, _ in found)
         row = {
             "id": article.id,

@@ -17,7 +17,7 @@ from wikisum.core.accounting import IN, KEPT
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import CAPTURES, LINKS, PARAGRAPHS, RECORDS, DeadLetter
 from wikisum.pipeline import language
-from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead, tally
+from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead
 from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
 from wikisum.pipeline.references import clean_capture, pick_capture
 from wikisum.pipeline.urls import normalize_url
@@ -144,8 +144,9 @@ def follow_redirects(url: str, aliases: dict[str, str], limit: int = MAX_REDIREC
     return url
 
 
-def join_by_url(item):
-    """CoGroupByKey(url) of links and cleaned captures -> (article id, (link, reference)).
+def join_by_url(item, count):
+    """CoGroupByKey(url) of links and cleaned captures -> (article id, (link, reference)),
+    with ``count(stage, outcome, n)`` told what happened to them.
 
     Links are keyed by the URL their redirects lead to and carry the URL as cited:
     ``(url, (cited_url, link))`` (see ``follow_redirects``). One capture per URL is kept
@@ -159,7 +160,7 @@ def join_by_url(item):
     refs = list(grouped["refs"])
     if not refs:
         for cited_url, link in cited:  # reported as cited: what a crawl should fetch
-            yield tally(LINKS, "missing")
+            count(LINKS, "missing", 1)
             yield dead(DeadLetter("", str(link.article_id), cited_url, LINKS, "missing",
                                   f"{link.source} not captured"))
             yield TaggedOutput(MISSING_CITATION if link.source == "citation" else MISSING_SEARCH,
@@ -167,16 +168,23 @@ def join_by_url(item):
         return
     ref, superseded = pick_capture(refs)
     for old in superseded:
-        yield tally(CAPTURES, "superseded_capture")
+        count(CAPTURES, "superseded_capture", 1)
         yield dead(DeadLetter(old.source_file, old.record_id, url, CAPTURES,
                               "superseded_capture", f"kept {ref.record_id}"))
     if not links:
-        yield tally(CAPTURES, "unreferenced")
+        count(CAPTURES, "unreferenced", 1)
         yield dead(DeadLetter(ref.source_file, ref.record_id, url, CAPTURES, "unreferenced", ""))
         return
-    yield tally(CAPTURES, KEPT)
+    count(CAPTURES, KEPT, 1)
     for link in links:
         yield link.article_id, (link, ref)
+
+
+class JoinByUrl(Tallying):
+    """:func:`join_by_url` as a DoFn whose tallies are summed per bundle."""
+
+    def process(self, item):
+        yield from join_by_url(item, self.count)
 
 
 class ReadReferences(beam.PTransform):
@@ -214,7 +222,7 @@ class JoinReferences(beam.PTransform):
             lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
         joined = ({"links": links, "refs": references}
                   | "GroupByUrl" >> beam.CoGroupByKey()
-                  | "JoinByUrl" >> beam.FlatMap(join_by_url).with_outputs(
+                  | "JoinByUrl" >> beam.ParDo(JoinByUrl()).with_outputs(
                       DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))
         return {"main": joined.found, MISSING_CITATION: joined[MISSING_CITATION],
                 MISSING_SEARCH: joined[MISSING_SEARCH], DEAD: joined[DEAD],

@@ -13,7 +13,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from wikisum.core.accounting import IN, KEPT
 from wikisum.core.records import LINKS, SEARCH, DeadLetter, Link
-from wikisum.pipeline.beamio import DEAD, TALLY, MatchFiles, dead, tally
+from wikisum.pipeline.beamio import DEAD, TALLY, MatchFiles, Tallying, dead
 from wikisum.pipeline.urls import is_text, normalize_title, normalize_url
 
 # The URLs of the search-results lines: kept | not_a_string | bad_encoding
@@ -58,7 +58,7 @@ class ReadSearchLines(beam.DoFn):
                 yield path, offset, line
 
 
-class ParseSearch(beam.DoFn):
+class ParseSearch(Tallying):
     """A line of a search-results file -> (normalised title, (file, byte offset, urls)): where
     the line was, so that a title's lines rank in file order; a line that is not UTF-8
     JSON with a string title and a list of URLs (``bad_encoding``, ``bad_line``), nested too
@@ -73,10 +73,10 @@ class ParseSearch(beam.DoFn):
         path, offset, raw = item
         if raw is not None and not raw.strip():
             return
-        yield tally(SEARCH, IN)
+        self.count(SEARCH, IN)
         where = f"offset {offset}"
         if raw is None:
-            yield tally(SEARCH, "line_too_long")
+            self.count(SEARCH, "line_too_long")
             yield dead(DeadLetter(path, where, "", SEARCH, "line_too_long",
                                   f"longer than {self.max_line_bytes} bytes"))
             return
@@ -90,17 +90,17 @@ class ParseSearch(beam.DoFn):
             if escapes and not is_text(title):
                 raise UnicodeError("the title is not text (a lone surrogate)")
         except UnicodeError as exc:  # not UTF-8, or a title that is not text
-            yield tally(SEARCH, "bad_encoding")
+            self.count(SEARCH, "bad_encoding")
             yield dead(DeadLetter(path, where, "", SEARCH, "bad_encoding",
                                   f"{exc}: {raw[:200]!r}"))
             return
         except RecursionError:  # json.loads gives up on nesting deeper than the stack
-            yield tally(SEARCH, "too_deep")
+            self.count(SEARCH, "too_deep")
             yield dead(DeadLetter(path, where, "", SEARCH, "too_deep",
                                   f"JSON nested too deep to parse: {raw[:200]!r}"))
             return
         except (ValueError, KeyError, TypeError) as exc:
-            yield tally(SEARCH, "bad_line")
+            self.count(SEARCH, "bad_line")
             yield dead(DeadLetter(path, where, "", SEARCH, "bad_line",
                                   f"{exc}: {raw[:200].decode('utf-8', 'replace')}"))
             return
@@ -108,19 +108,19 @@ class ParseSearch(beam.DoFn):
         strings = len(good)
         if escapes:
             good = [u for u in good if is_text(u)]
-        yield tally(SEARCH_URLS, IN, len(urls))
-        yield tally(SEARCH_URLS, KEPT, len(good))
+        self.count(SEARCH_URLS, IN, len(urls))
+        self.count(SEARCH_URLS, KEPT, len(good))
         for reason, n, what in (("not_a_string", len(urls) - strings, "not strings"),
                                 ("bad_encoding", strings - len(good),
                                  "not text (lone surrogates)")):
             if n:
-                yield tally(SEARCH_URLS, reason, n)
+                self.count(SEARCH_URLS, reason, n)
                 yield dead(DeadLetter(path, where, "", SEARCH_URLS, reason,
                                       f"{n} of {len(urls)} URLs are {what}"))
         yield normalize_title(title), (path, offset, good)
 
 
-class MatchSearchTitles(beam.DoFn):
+class MatchSearchTitles(Tallying):
     """CoGroupByKey(title) of articles and search lines ((file, byte offset, urls)) -> search
     links, and per article the number of search results it lists. A title's lines are ranked
     in file order (by file, then offset), whatever order the grouping gives them in: ranks do
@@ -136,20 +136,20 @@ class MatchSearchTitles(beam.DoFn):
         if not lines:
             return
         if not articles:
-            yield tally(SEARCH, "unknown_title", len(lines))
+            self.count(SEARCH, "unknown_title", len(lines))
             for _ in lines:
                 yield dead(DeadLetter(self.path, title, "", SEARCH, "unknown_title",
                                       "no article with this title"))
             return
         article_id = articles[0]
-        yield tally(SEARCH, KEPT, len(lines))
+        self.count(SEARCH, KEPT, len(lines))
         ranked, bad = rank_search_urls(lines)
         listed = sum(len(urls) for urls in lines)
-        yield tally(LINKS, IN, listed)
+        self.count(LINKS, IN, listed)
         if bad:
-            yield tally(LINKS, "bad_url", len(bad))
+            self.count(LINKS, "bad_url", len(bad))
         if listed - len(bad) - len(ranked):
-            yield tally(LINKS, "duplicate", listed - len(bad) - len(ranked))
+            self.count(LINKS, "duplicate", listed - len(bad) - len(ranked))
         for url in bad:
             yield dead(DeadLetter(self.path, title, url[:500], LINKS, "bad_url", ""))
         for rank, key in enumerate(ranked):

@@ -209,6 +209,41 @@ def test_a_finished_run_is_not_trained_further(uninterrupted, toy_data):
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-6.pt", "step-8.pt"]
 
 
+def test_compile_wraps_the_training_steps_and_checkpoints_keep_the_plain_keys(
+        uninterrupted, toy_data, tmp_path, monkeypatch):
+    """compile=true: training steps call what torch.compile returns, while evaluation and the
+    checkpoints use the plain module (no "_orig_mod." keys), so that a run resumes, decodes and
+    exports as without it; a run may also be resumed with compile switched. torch.compile is
+    stood in for by a module of OptimizedModule's shape (compiling on CPU is slow)."""
+    made = []
+
+    class Compiled(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self._orig_mod = module
+            self.calls = 0
+
+        def forward(self, *args, **kwargs):
+            self.calls += 1
+            return self._orig_mod(*args, **kwargs)
+
+    def fake_compile(module, **options):
+        made.append(Compiled(module))
+        return made[-1]
+
+    monkeypatch.setattr(training.torch, "compile", fake_compile)
+    whole, _, _ = uninterrupted
+    out = tmp_path / "compiled"
+    first = training.train(config(toy_data, out, stop_after=3, compile=True), TOY)
+    assert first["step"] == 3
+    assert len(made) == 1 and made[0].calls == 6  # 3 updates of 2 batches; dev runs plain
+    state = torch.load(out / "checkpoints" / "step-3.pt", weights_only=False)
+    assert set(state["model"]) == set(weights(whole))
+    resumed = training.train(config(toy_data, out), TOY)  # compile off: resumable
+    assert resumed["step"] == 8
+    assert losses(out) == losses(whole)  # the wrapper computes what the module computes
+
+
 # ------------------------------------------------------------------------------------------
 # Failures.
 

@@ -34,7 +34,7 @@ from wikisum.pipeline.ingest import search as ingest_search
 from wikisum.pipeline.ingest.articles import ReadArticles
 from wikisum.pipeline.ingest.assemble import FilterReferences
 from wikisum.pipeline.ingest.config import AttachConfig, IngestConfig
-from wikisum.pipeline.ingest.references import JoinReferences, follow_redirects, join_by_url
+from wikisum.pipeline.ingest.references import JoinByUrl, JoinReferences, follow_redirects
 from wikisum.pipeline.urls import normalize_url
 from wikisum.workflows import cli
 
@@ -54,7 +54,7 @@ def test_join_keeps_one_capture_per_url():
         out = ({"links": p | "L" >> beam.Create([("u", ("u", link))]),
                 "refs": p | "R" >> beam.Create([("u", old), ("u", new)])}
                | beam.CoGroupByKey()
-               | beam.FlatMap(join_by_url).with_outputs(
+               | beam.ParDo(JoinByUrl()).with_outputs(
                    DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH,
                    main="found"))
         assert_that(out.found, equal_to([(1, (link, new))]), label="kept")
@@ -70,7 +70,7 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
         out = ({"links": p | "L" >> beam.Create([(url, (url, link)) for url, link in links]),
                 "refs": p | "R" >> beam.Create([("a", ref_a), ("b", ref_b)])}
                | beam.CoGroupByKey()
-               | beam.FlatMap(join_by_url).with_outputs(
+               | beam.ParDo(JoinByUrl()).with_outputs(
                    DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH,
                    main="found"))
         assert_that(out.found, equal_to([(1, (Link(1, "citation", 0), ref_a)),
@@ -435,9 +435,10 @@ def test_bad_search_lines_are_counted_dead_letters_with_file_and_offset(sample_c
 def parse_search(raw: bytes, offset: int = 0) -> tuple[list, Counter, list]:
     """ParseSearch on one line -> (lines out, tallies, dead letters as (stage, reason, record))."""
     lines, tallies, dead = [], Counter(), []
-    for out in ingest_search.ParseSearch().process(("s.jsonl", offset, raw)):
+    parse = ingest_search.ParseSearch()
+    for out in [*parse.process(("s.jsonl", offset, raw)), *parse.finish_bundle()]:
         if getattr(out, "tag", None) == TALLY:
-            (stage, reason), n = out.value
+            (stage, reason), n = out.value.value  # a WindowedValue, as a bundle's end emits
             tallies[stage, reason] += n
         elif getattr(out, "tag", None) == DEAD:
             dead.append((out.value.stage, out.value.reason, out.value.record))
@@ -530,13 +531,13 @@ def test_many_urls_for_one_title_are_matched_in_linear_time():
 def test_search_urls_keep_their_first_rank_and_accounting():
     lines = [("s", 0, ["http://b.example/", "not a url", "http://A.example"]),
              ("s", 60, ["http://a.example/", "http://c.example/#x", "http://b.example/"])]
-    outs = list(ingest_search.MatchSearchTitles("s").process(
-        ("T", {"articles": [7, 9], "search": lines})))
+    match = ingest_search.MatchSearchTitles("s")
+    outs = [*match.process(("T", {"articles": [7, 9], "search": lines})), *match.finish_bundle()]
     tagged = Counter()
     links, listed, dead = [], [], []
     for o in outs:
         if o.tag == TALLY:
-            tagged[o.value[0]] += o.value[1]
+            tagged[o.value.value[0]] += o.value.value[1]
         elif o.tag == "links":
             links.append(o.value)
         elif o.tag == "listed":

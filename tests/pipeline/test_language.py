@@ -81,11 +81,11 @@ def test_threads_share_one_identifier_loaded_once(monkeypatch):
     loads = []
     load = LanguageIdentifier.from_model_file
 
-    def counting_load(*args, **kwargs):
+    def counting_load(cls, *args, **kwargs):
         loads.append(1)
-        return load(*args, **kwargs)
+        return load.__func__(cls, *args, **kwargs)
 
-    monkeypatch.setattr(LanguageIdentifier, "from_model_file", staticmethod(counting_load))
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counting_load))
     monkeypatch.setattr(language, "_identifier", None)
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(identify, texts)) == expected

@@ -105,3 +105,47 @@ def test_normalize_title():
     assert normalize_title("ßeta") == "ßeta"
     assert normalize_title("élan") == "Élan"
     assert normalize_title("") == ""
+
+
+def _escapes_one_character_at_a_time(component: str) -> str:
+    """The escape normalisation spelled out character by character (RFC 3986 sections 2.1,
+    2.3 and 6.2.2.2): the reference the regular-expression version is checked against."""
+    from wikisum.pipeline.urls import _KEEP, _UNRESERVED
+
+    hexdigits = set("0123456789abcdefABCDEF")
+    out, i = [], 0
+    while i < len(component):
+        ch = component[i]
+        escape = component[i + 1:i + 3]
+        if ch == "%" and len(escape) == 2 and set(escape) <= hexdigits:
+            byte = int(escape, 16)
+            out.append(chr(byte) if byte in _UNRESERVED else "%" + escape.upper())
+            i += 3
+            continue
+        if ch == "%":
+            out.append("%25")
+        elif ch in _KEEP:
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+        i += 1
+    return "".join(out)
+
+
+def test_escape_normalisation_equals_the_character_by_character_rule():
+    import random
+
+    from wikisum.pipeline.urls import _normalize_escapes
+
+    rng = random.Random(0)
+    alphabet = "aZ09-._~:/?[]@!$&'()*+,;=% <>\"{}|\\^`é日\ud800\n" + "%4a%2F%zz"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _normalize_escapes(text) == _escapes_one_character_at_a_time(text), repr(text)
+    assert _normalize_escapes("/a%7e%2fb%") == "/a~%2Fb%25"
+    assert _normalize_escapes("/caf\u00e9 x") == "/caf%C3%A9%20x"
+
+
+def test_only_urls_naming_wikipedia_are_parsed_as_wikipedia_titles():
+    assert wikipedia_title("https://EN.WIKIPEDIA.org/wiki/Bodmin") == ("en", "Bodmin")
+    assert wikipedia_title("https://example.org/wiki/Bodmin") is None

@@ -1,0 +1,125 @@
+"""bench/stages.py: stacks put into stages, CPU time given to the stage a thread is in."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench import stages  # noqa: E402
+
+
+def names(*frames: str) -> list[str]:
+    return list(frames)
+
+
+def test_the_first_matching_rule_wins_over_the_frames_that_contain_it():
+    clean = "wikisum/pipeline/references.py:clean_capture"
+    bundle = "/venv/site-packages/apache_beam/runners/worker/bundle_processor.py:process"
+    traf = "/venv/site-packages/trafilatura/core.py:extract"
+    assert stages.classify(names(traf, clean, bundle)) == "cleaning: trafilatura"
+    assert stages.classify(names("wikisum/pipeline/langwalk.py:states", clean, bundle)) == \
+        "cleaning: language identification"
+    assert stages.classify(names("/usr/lib/python3.11/re.py:findall",
+                                 "wikisum/core/boilerplate.py:boilerplate_reason",
+                                 clean, bundle)) == "cleaning: paragraph filter"
+    assert stages.classify(names(clean, bundle)) == "cleaning: the rest (URLs, checks, records)"
+    assert stages.classify(names(bundle)) == "Beam: runner (bundles, coders, shuffles)"
+    assert stages.classify(names("<frozen importlib._bootstrap>:_find_and_load", traf)) == \
+        "imports"
+    assert stages.classify(names("/somewhere/else.py:f")) == stages.OTHER
+
+
+def test_a_waiting_thread_is_idle():
+    assert stages.classify(names("/usr/lib/python3.11/threading.py:wait",
+                                 "wikisum/pipeline/webtext.py:call")) is None
+    assert stages.classify(names("/usr/lib/python3.11/threading.py:run",
+                                 "/usr/lib/python3.11/threading.py:_bootstrap")) is None
+    assert stages.classify(names("/usr/lib/python3.11/queue.py:get",
+                                 "wikisum/pipeline/webtext.py:_serve")) is None
+
+
+def test_the_classifier_by_code_object_agrees_with_classify():
+    def frames_of(thread_frame) -> tuple:
+        return stages.stack_codes(thread_frame)
+
+    here = frames_of(sys._getframe())
+    classify = stages.Classifier()
+    assert classify(here) == stages.classify(stages.frame_names(here))
+    assert classify(()) == stages.OTHER
+
+
+def test_the_busy_thread_gets_the_cpu_time_in_the_stage_it_runs():
+    from wikisum.core.paragraphs import split_paragraphs
+
+    text = "A sentence of some words here.\n\n" * 2000
+    done = threading.Event()
+
+    def busy():
+        while not done.is_set():
+            split_paragraphs(text)
+
+    worker = threading.Thread(target=busy)
+    sampler = stages.StageSampler(interval_s=0.005)
+    sampler.start()
+    worker.start()
+    time.sleep(0.6)
+    done.set()
+    worker.join()
+    profile = sampler.stop()
+    assert profile["ticks"] > 20
+    spent = profile["stages"]
+    top = max(spent, key=spent.get)
+    assert top == "cleaning: paragraph filter", spent
+    assert spent[top] > 0.3  # most of the 0.6 s the worker ran (two cores, one busy thread)
+    assert profile["sampler_cpu_s"] < 0.3
+
+
+def _spin(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def outer_work():
+    _spin(0.05)
+    inner_work()
+
+
+def inner_work():
+    _spin(0.1)
+
+
+def produce():
+    for _ in range(3):
+        _spin(0.02)
+        yield 1
+
+
+def test_timers_give_each_stage_its_own_cpu_time_without_the_nested_calls():
+    module = sys.modules[__name__]
+    timers = stages.Timers((("outer", __name__, "outer_work"), ("inner", __name__, "inner_work"),
+                            ("producer", __name__, "produce"))).install()
+    try:
+        module.outer_work()
+        for _ in module.produce():
+            _spin(0.05)  # the consumer's work is not the producer's
+    finally:
+        seconds = timers.remove()
+    assert module.outer_work is outer_work  # put back
+    assert 0.045 < seconds["outer"] < 0.08
+    assert 0.095 < seconds["inner"] < 0.13
+    assert 0.055 < seconds["producer"] < 0.09
+
+
+def test_the_rest_is_split_in_the_sampled_proportions():
+    profile = {"timed": {"cleaning: trafilatura": 10.0}, "sampler_cpu_s": 1.0,
+               "stages": {"cleaning: trafilatura": 7.0, "imports": 1.0,
+                          "Beam: runner (bundles, coders, shuffles)": 3.0}}
+    split = stages.split_stages(profile, cpu_s=19.0)
+    assert split == {"cleaning: trafilatura": 10.0,
+                     "Beam: runner (bundles, coders, shuffles)": 6.0, "imports": 2.0}
