@@ -351,6 +351,8 @@ def make_real_corpus(work: Path, corpus: dict, pages_dir: Path) -> dict:
         print(f"writing the real-pages corpus: {len(pages)} pages from {pages_dir} -> {dest}",
               flush=True)
         (dest / "warc").mkdir(parents=True, exist_ok=True)
+        for old in (dest / "warc").glob("*.warc.gz"):  # of another sample: not this one's
+            old.unlink()
         used = 0
         for path in corpus["warc"]:
             data = Path(path).read_bytes()
@@ -780,13 +782,14 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
 def stage_table(name: str, stages: dict, run: dict) -> None:
     """Print the per-stage CPU seconds of a profiled run (bench/stages.py): the job's hot
     functions timed exactly, the rest of the process's CPU split by sampling."""
-    split = stages["split"] = stages_split(stages, run["cpu_s"])
+    cpu = stages["window_cpu_s"]
+    split = stages["split"] = stages_split(stages, cpu)
     print(f"\nwhere {name}'s time goes (CPU seconds by stage; a {run['job_s']:.1f} s run, "
-          f"{run['cpu_s']:.1f} CPU seconds in all, the sampler's "
+          f"{cpu:.1f} CPU seconds from its start to its end, the sampler's "
           f"{stages['sampler_cpu_s']:.1f} among them):")
     for stage, seconds in split.items():
         how = "timed" if stage in stages["timed"] else "sampled"
-        print(f"  {stage:45s} {seconds:7.1f} s  {100 * seconds / run['cpu_s']:5.1f} %  {how}")
+        print(f"  {stage:45s} {seconds:7.1f} s  {100 * seconds / cpu:5.1f} %  {how}")
 
 
 def report(runs: dict, figures: dict, targets: list, checks: dict, corpus: dict, tiny: dict,

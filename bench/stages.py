@@ -163,13 +163,16 @@ class StageSampler(threading.Thread):
                 if ident == me:
                     continue
                 try:
-                    clock = clocks.get(ident) or clocks.setdefault(
-                        ident, time.pthread_getcpuclockid(ident))
+                    clock = time.pthread_getcpuclockid(ident)
                     now = time.clock_gettime(clock)
                 except (OSError, OverflowError):  # the thread has just ended
                     continue
-                delta = now - used.get(ident, now)
+                if clocks.get(ident) != clock:  # a new thread (idents are reused)
+                    clocks[ident], used[ident] = clock, now
+                delta = now - used[ident]
                 used[ident] = now
+                if delta < 0:  # a thread that took over an ended one's ident and clock
+                    continue
                 stage = stage_of(stack_codes(frame))
                 if stage is None:
                     self.idle += delta
@@ -190,23 +193,24 @@ class StageSampler(threading.Thread):
 def profile_call(function, *args):
     """``function(*args)`` with the job's hot functions timed (:class:`Timers`) and every
     thread sampled (:class:`StageSampler`); (its result, the profile, its wall seconds)."""
-    timers = Timers().install()
     sampler = StageSampler()
     sampler.start()
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
+    timers = Timers().install()  # its imports (Beam, trafilatura) inside the window
     try:
         result = function(*args)
     finally:
         wall = time.perf_counter() - start
         profile = sampler.stop()
         profile["timed"] = timers.remove()
+        profile["window_cpu_s"] = time.process_time() - cpu  # every thread's, this process
     return result, profile, wall
 
 
 def split_stages(profile: dict, cpu_s: float) -> dict:
     """Per-stage CPU seconds of a profile: the timed stages as measured, and the rest of
-    ``cpu_s`` (the process's CPU less the timed stages and the sampler's own) split between
-    the other stages in the proportions the sampler saw them."""
+    ``cpu_s`` (the profiled window's CPU, ``window_cpu_s``, less the timed stages and the
+    sampler's own) split between the other stages in the proportions the sampler saw them."""
     timed = dict(profile["timed"])
     rest = cpu_s - sum(timed.values()) - profile["sampler_cpu_s"]
     sampled = {stage: seconds for stage, seconds in profile["stages"].items()

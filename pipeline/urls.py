@@ -20,6 +20,9 @@ _KEEP = frozenset(
 # `en.wikipedia.org`, `de.m.wikipedia.org`, `zh-classical.wikipedia.org`, `simple.wikipedia.org`.
 _WIKIPEDIA_HOST = re.compile(r"([a-z][a-z0-9-]*)(?:\.m)?\.wikipedia\.org")
 
+# What urlsplit removes from anywhere in a URL (WHATWG's URL parser does the same).
+_SPLIT_DROPS = {ord("\t"): None, ord("\n"): None, ord("\r"): None}
+
 # Subdomains of wikipedia.org that are not language editions.
 _NOT_LANGUAGES = frozenset({"www", "m", "meta", "commons", "species", "incubator"})
 
@@ -157,7 +160,9 @@ def wikipedia_title(url: str) -> tuple[str, str] | None:
     `/wiki/Title` or `/w/index.php?title=Title`; the title is percent-decoded and normalised with
     `normalize_title`.
     """
-    if "wikipedia" not in url.lower():  # every Wikipedia host holds it: most URLs stop here
+    # Every Wikipedia host holds the word (urlsplit drops tabs and line breaks, so they are
+    # dropped here too): most URLs stop here.
+    if "wikipedia" not in url.lower().translate(_SPLIT_DROPS):
         return None
     try:
         parts = urlsplit(url.strip())

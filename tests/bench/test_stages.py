@@ -123,3 +123,24 @@ def test_the_rest_is_split_in_the_sampled_proportions():
     split = stages.split_stages(profile, cpu_s=19.0)
     assert split == {"cleaning: trafilatura": 10.0,
                      "Beam: runner (bundles, coders, shuffles)": 6.0, "imports": 2.0}
+
+
+def test_threads_that_follow_each_other_are_all_counted():
+    """Python reuses an ended thread's ident: the next thread's CPU still counts."""
+    from wikisum.core.paragraphs import split_paragraphs
+
+    text = "A sentence of some words here.\n\n" * 2000
+
+    def busy(seconds):
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            split_paragraphs(text)
+
+    sampler = stages.StageSampler(interval_s=0.005)
+    sampler.start()
+    for _ in range(3):
+        worker = threading.Thread(target=busy, args=(0.2,))
+        worker.start()
+        worker.join()
+    profile = sampler.stop()
+    assert profile["stages"]["cleaning: paragraph filter"] > 0.45, profile["stages"]

@@ -149,3 +149,6 @@ def test_escape_normalisation_equals_the_character_by_character_rule():
 def test_only_urls_naming_wikipedia_are_parsed_as_wikipedia_titles():
     assert wikipedia_title("https://EN.WIKIPEDIA.org/wiki/Bodmin") == ("en", "Bodmin")
     assert wikipedia_title("https://example.org/wiki/Bodmin") is None
+    # urlsplit drops tabs and line breaks anywhere: such a URL still names the page
+    assert wikipedia_title("https://en.wiki\tpedia.org/wiki/Foo") == ("en", "Foo")
+    assert wikipedia_title("https://en.wikipe\ndia.org/wiki/Foo") == ("en", "Foo")
