@@ -712,12 +712,6 @@ def bench(args: argparse.Namespace, work: Path) -> int:
     return 0 if all(checks.values()) else 1
 
 
-def stages_split(stages: dict, cpu_s: float) -> dict:
-    from bench.stages import split_stages
-
-    return split_stages(stages, cpu_s)
-
-
 def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
                         tiny: dict) -> tuple[dict, list]:
     """The ratios and the targets that the runs made allow (``--only`` may leave some out)."""
@@ -782,8 +776,10 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
 def stage_table(name: str, stages: dict, run: dict) -> None:
     """Print the per-stage CPU seconds of a profiled run (bench/stages.py): the job's hot
     functions timed exactly, the rest of the process's CPU split by sampling."""
+    from bench.stages import split_stages
+
     cpu = stages["window_cpu_s"]
-    split = stages["split"] = stages_split(stages, cpu)
+    split = stages["split"] = split_stages(stages, cpu)
     print(f"\nwhere {name}'s time goes (CPU seconds by stage; a {run['job_s']:.1f} s run, "
           f"{cpu:.1f} CPU seconds from its start to its end, the sampler's "
           f"{stages['sampler_cpu_s']:.1f} among them):")

@@ -89,15 +89,19 @@ def stack_codes(frame) -> tuple:
     return tuple(codes)
 
 
+def rule_index(name: str, rules=RULES) -> int:
+    """The index of the first rule matching a frame's 'path:function', ``len(rules)`` if none."""
+    return next((i for i, (_, pattern) in enumerate(rules) if _compiled(pattern).search(name)),
+                len(rules))
+
+
 def classify(names: list[str], rules=RULES) -> str | None:
-    """The stage of one stack (innermost frame first), or None if the thread is idle."""
+    """The stage of one stack (innermost frame first), or None if the thread is idle: the
+    first rule that matches any of its frames."""
     if names and IDLE.search(names[0]):
         return None
-    compiled = [(stage, re.compile(pattern)) for stage, pattern in rules]
-    for stage, pattern in compiled:
-        if any(pattern.search(name) for name in names):
-            return stage
-    return OTHER
+    best = min((rule_index(name, rules) for name in names), default=len(rules))
+    return rules[best][0] if best < len(rules) else OTHER
 
 
 class Classifier:
@@ -112,10 +116,7 @@ class Classifier:
     def _rule_of(self, code) -> int:
         found = self._rule.get(code)
         if found is None:
-            name = frame_names([code])[0]
-            found = next((i for i, (_, pattern) in enumerate(self.rules)
-                          if _compiled(pattern).search(name)), len(self.rules))
-            self._rule[code] = found
+            found = self._rule[code] = rule_index(frame_names([code])[0], self.rules)
         return found
 
     def __call__(self, codes: tuple) -> str | None:

@@ -85,7 +85,7 @@ def _normalize_host(netloc: str) -> str | None:
 
 # A component that needs no change (only characters of _KEEP, no escape), and the runs of one
 # that do: an escape, a lone "%", or characters to percent-encode.
-_KEEP_CLASS = r"A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;="
+_KEEP_CLASS = "".join(re.escape(ch) for ch in sorted(_KEEP))
 _PLAIN = re.compile(f"[{_KEEP_CLASS}]*")
 _TO_FIX = re.compile(f"%[0-9A-Fa-f]{{2}}|%|[^{_KEEP_CLASS}%]+")
 
