@@ -5,13 +5,14 @@ What it measures (the figures the ingest issue asks for):
 * **Beam, 1 worker, against a plain loop.** The plain loop reads every WARC/WET file with warcio
   and cleans every page record with trafilatura, one page after the other in one process. It
   calls the job's own functions for this (``wikisum.pipeline.warcs.iter_records`` and
-  ``wikisum.pipeline.references.clean_capture``, i.e. warcio + charset decoding + trafilatura + the
-  paragraph filter), so both sides clean every page the same way. The loop does *only* that:
-  the Beam job also parses the dump, matches search results, joins, removes clones and writes
-  Parquet, so the comparison is strict for Beam. The loop times the dump parsing separately
-  (``iter_pages`` + ``page_to_article``) to show how much of the job's extra work that is, and a
-  bare variant (warcio + trafilatura on the 2xx HTML pages under the job's size limit; no charset
-  detection, no paragraph filter, no per-page timeout thread) shows the cost of the cleaning.
+  ``wikisum.pipeline.references.clean_captures``, in the job's batches, i.e. warcio + charset
+  decoding + trafilatura + the paragraph filter), so both sides clean every page the same way.
+  The loop does *only* that: the Beam job also parses the dump, matches search results, joins,
+  removes clones and writes Parquet, so the comparison is strict for Beam. The loop times the
+  dump parsing separately (``iter_pages`` + ``page_to_article``) to show how much of the job's
+  extra work that is, and a bare variant (warcio + trafilatura on the 2xx HTML pages under the
+  job's size limit; no charset detection, no paragraph filter, no per-page timeout thread) shows
+  the cost of the cleaning.
   Target: Beam's pages/s with one worker >= 0.8 x the loop's.
 * **Beam, 2 workers against 1.** Both with ``--direct_running_mode multi_processing``, so that
   only the worker count differs. One worker is also run in Beam's default ``in_memory`` mode
@@ -187,7 +188,11 @@ def loop_child(args: list[str]) -> int:
     from wikisum.pipeline.articles import page_to_article
     from wikisum.pipeline.dumps import iter_pages
     from wikisum.pipeline.ingest.config import CleanConfig
-    from wikisum.pipeline.references import clean_capture
+    from wikisum.pipeline.references import (
+        CLEAN_BATCH_BYTES,
+        CLEAN_BATCH_PAGES,
+        clean_captures,
+    )
     from wikisum.pipeline.warcs import Capture, iter_records
     from wikisum.pipeline.webtext import extract_main_text
 
@@ -197,14 +202,24 @@ def loop_child(args: list[str]) -> int:
     start, cpu = time.perf_counter(), time.process_time()
     pages = kept = records = 0
     if variant == "clean":
-        # What the job's ReadRecords + CleanCaptures do, without Beam.
+        # What the job's ReadAndCleanRecords does, without Beam: pages cleaned in its batches.
+        def clean(batch: list) -> int:
+            return sum(getattr(c, "reference", None) is not None
+                       for c in clean_captures(batch, config))
+
         for path in files:
             with open(path, "rb") as f:
+                batch, size = [], 0
                 for rec in iter_records(f, path, max_bytes=config.max_page_bytes):
                     records += 1
                     if isinstance(rec, Capture):
                         pages += 1
-                        kept += clean_capture(rec, config).reference is not None
+                        batch.append(rec)
+                        size += len(rec.body)
+                        if len(batch) >= CLEAN_BATCH_PAGES or size >= CLEAN_BATCH_BYTES:
+                            kept += clean(batch)
+                            batch, size = [], 0
+                kept += clean(batch)
     else:
         # The bare minimum: warcio, then trafilatura on every HTML page with a 2xx status, with
         # the job's size limit (one generated page is 6 MB, which alone takes over a second).
@@ -689,9 +704,9 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "max_single_rss_mib": "the highest VmHWM of any one process of the tree",
             "cpu_s": "user + system CPU of the process tree (wait4), start-up included",
             "loop": "wikisum.pipeline.warcs.iter_records + "
-                    "wikisum.pipeline.references.clean_capture per page (warcio + decoding + "
-                    "trafilatura + paragraph filter); the dump is parsed after it and timed apart "
-                    "(dump_s)",
+                    "wikisum.pipeline.references.clean_captures in the job's batches (warcio + "
+                    "decoding + trafilatura + paragraph filter + language); the dump is parsed "
+                    "after it and timed apart (dump_s)",
             "loop-bare": "warcio + trafilatura per HTML page with a 2xx status, under the size "
                          "limit; nothing else",
             "beam_fixed_s": "the job on a 1-article corpus: its cost whatever the input size",
@@ -812,7 +827,7 @@ seconds   the work inside the process: beam, `wikisum ingest` from its first lin
 /core     pages/s per worker; /cpu-s: pages per CPU second of the process tree (loop: of the
           loop; beam: start-up included).
 peak MiB  peak summed RSS of the process tree (sampled); 1-proc: the largest one process's VmHWM.
-The loop cleans with the job's own iter_records + clean_capture; the Beam job also parses the
+The loop cleans with the job's own iter_records + clean_captures; the Beam job also parses the
 dump, matches search results, joins, removes clones and writes Parquet. loop-bare: warcio +
 trafilatura. real-*: the sample's WARC records holding the shared real pages.""")
     if loop:

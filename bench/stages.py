@@ -45,7 +45,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("cleaning: decoding", r"wikisum/pipeline/webtext\.py:decode_body|charset_normalizer"),
     ("reading WARC/WET records", r"wikisum/pipeline/warcs\.py|/warcio/"),
     ("cleaning: the rest (URLs, checks, records)",
-     r"wikisum/pipeline/references\.py:clean_capture|"
+     r"wikisum/pipeline/references\.py:(clean_captures?|_prepare|_extract|_finish)$|"
      r"wikisum/pipeline/ingest/references\.py:clean$"),
     ("dump: wikitext parsing", r"wikisum/pipeline/wikitext\.py|mwparserfromhell"),
     ("dump: reading pages", r"wikisum/pipeline/dumps\.py"),
@@ -236,7 +236,7 @@ TIMED: tuple[tuple[str, str, str], ...] = (
     ("cleaning: paragraph filter", "wikisum.pipeline.references", "split_paragraphs"),
     ("cleaning: decoding", "wikisum.pipeline.references", "decode_body"),
     ("cleaning: the rest (URLs, checks, records)", "wikisum.pipeline.ingest.references",
-     "clean_capture"),
+     "clean_captures"),
     ("reading WARC/WET records", "wikisum.pipeline.ingest.references", "iter_records"),
     ("dump: wikitext parsing", "wikisum.pipeline.ingest.articles", "page_to_article"),
     ("dump: reading pages", "wikisum.pipeline.ingest.articles", "iter_pages"),

@@ -35,8 +35,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import (
@@ -118,9 +117,53 @@ class SumTallies(beam.PTransform):
     """A job's (key, n) tallies -> one list of (key, total): a singleton for the summary."""
 
     def expand(self, tallies):
-        return (tallies
-                | "Sum" >> beam.CombinePerKey(sum)
-                | "Collect" >> beam.combiners.ToList())
+        # One combine (one group-by), not a sum per key and then a list: the tallies are few
+        # keys, added up where they are made before anything is shuffled.
+        return tallies | "Sum" >> beam.CombineGlobally(SumByKey())
+
+
+class SumByKey(beam.CombineFn):
+    """(key, n) pairs -> [(key, total)] in key order (keys that sort: the tallies' are pairs
+    of strings)."""
+
+    def create_accumulator(self) -> Counter:
+        return Counter()
+
+    def add_input(self, totals: Counter, pair) -> Counter:
+        key, n = pair
+        totals[key] += n
+        return totals
+
+    def merge_accumulators(self, accumulators) -> Counter:
+        merged = Counter()
+        for totals in accumulators:
+            for key, n in totals.items():
+                merged[key] += n
+        return merged
+
+    def extract_output(self, totals: Counter) -> list:
+        return sorted(totals.items())
+
+
+class DistinctSorted(beam.CombineFn):
+    """Strings -> the distinct ones, sorted (one combine: one group-by, where a Distinct and
+    then a list took two)."""
+
+    def create_accumulator(self) -> set:
+        return set()
+
+    def add_input(self, seen: set, item: str) -> set:
+        seen.add(item)
+        return seen
+
+    def merge_accumulators(self, accumulators) -> set:
+        merged: set = set()
+        for seen in accumulators:
+            merged |= seen
+        return merged
+
+    def extract_output(self, seen: set) -> list[str]:
+        return sorted(seen)
 
 
 # ------------------------------------------------------------------------------------------
@@ -172,6 +215,13 @@ def worker_options(options: PipelineOptions) -> dict:
             or WORKER_LOG_LEVEL,
             "sdk_harness_log_level_overrides": {
                 **WORKER_LOG_LEVELS, **(given.get("sdk_harness_log_level_overrides") or {})}}
+
+
+def workers_in_this_process(options: PipelineOptions) -> bool:
+    """Whether the job's steps run in the launching process: a local run in Beam's default
+    ``in_memory`` mode (its workers are threads). What the launcher loads, they find loaded."""
+    mode = options.get_all_options().get("direct_running_mode") or "in_memory"
+    return isinstance(runner_for(options), LocalRunner) and mode == "in_memory"
 
 
 def runner_for(options: PipelineOptions):
@@ -323,14 +373,28 @@ class MatchFiles(beam.PTransform):
         self.required = required
 
     def expand(self, pbegin):
-        treatment = (fileio.EmptyMatchTreatment.DISALLOW if self.required
-                     else fileio.EmptyMatchTreatment.ALLOW)
+        # All the globs in one element, matched by one call: the paths come out once each
+        # without a shuffle of their own (a job has a few globs; a Distinct cost a group-by
+        # and four steps per input, and a Create of several globs a reshuffle).
         return (pbegin
-                | "Patterns" >> beam.Create(self.patterns)
-                | "Match" >> fileio.MatchAll(treatment)
-                | "Paths" >> beam.Map(lambda metadata: metadata.path)
-                | "Once" >> beam.Distinct()
+                | "Patterns" >> beam.Create([tuple(self.patterns)])
+                | "Match" >> beam.FlatMap(match_paths, self.required)
                 | "Spread" >> beam.Reshuffle())
+
+
+def match_paths(patterns: Iterable[str], required: bool = True) -> list[str]:
+    """The paths the globs match, in the order found, each once.
+
+    Raises:
+        BeamIOError: a glob matches nothing and ``required`` (the error names the glob).
+    """
+    paths: dict[str, None] = {}
+    for pattern in patterns:
+        found = FileSystems.match([pattern])[0].metadata_list
+        if not found and required:
+            raise BeamIOError(f"no file matches {pattern} (an input glob must match a file)")
+        paths.update((metadata.path, None) for metadata in found)
+    return list(paths)
 
 
 # ------------------------------------------------------------------------------------------
@@ -415,8 +479,9 @@ class WriteShards(beam.PTransform):
         self.schema, self.sort_key, self.buffer_bytes = schema, sort_key, buffer_bytes
 
     def expand(self, rows):
+        # A group-by follows at once: Create's own reshuffle would spread nothing.
         every = rows.pipeline | "EveryShard" >> beam.Create(
-            [(key, None) for key in self.finals])
+            [(key, None) for key in self.finals], reshuffle=False)
         return ((rows, every) | "RowsAndShards" >> beam.Flatten()
                 | "GroupShards" >> beam.GroupByKey()
                 | "WriteShard" >> beam.ParDo(_WriteShard(self.finals, self.staging, self.schema,
@@ -548,8 +613,9 @@ class WriteSpilledShards(beam.PTransform):
         spill = _SpillRows(self.staging, self.schema, self.shard_of, self.to_row,
                            self.spill_bytes)
         parts = [pcoll | f"Spill{i}" >> beam.ParDo(spill) for i, pcoll in enumerate(pcolls)]
+        # A group-by follows at once: Create's own reshuffle would spread nothing.
         every = pcolls[0].pipeline | "EveryShard" >> beam.Create(
-            [(key, None) for key in self.finals])
+            [(key, None) for key in self.finals], reshuffle=False)
         return ((*parts, every) | "PartsAndShards" >> beam.Flatten()
                 | "GroupShards" >> beam.GroupByKey()
                 | "WriteShard" >> beam.ParDo(_WriteSpilledShard(

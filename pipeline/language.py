@@ -16,6 +16,7 @@ The identifier is py3langid's, with its per-byte feature walk done by numpy
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -70,8 +71,11 @@ _MACROLANGUAGE = {
     "fuv": "ff",
 }
 
+log = logging.getLogger("wikisum.language")
+
 _lock = threading.Lock()
 _identifier = None
+_preloading = False
 _known: frozenset[str] = frozenset()
 
 
@@ -166,6 +170,27 @@ def is_wrong_language(found: Language, wanted: str, *,
 def load() -> None:
     """Loads the model now (once per process); raises if py3langid is missing or too old."""
     _get_identifier()
+
+
+def preload() -> None:
+    """Starts loading the model in a background thread (once per process) and returns: the
+    first :func:`identify` or :func:`load` waits for it. Most of the load is decompression,
+    which leaves the interpreter to other threads, so a launcher that builds its job meanwhile
+    (about a second) gets the model for next to nothing. An error is left to the next
+    :func:`load`, which raises it."""
+    global _preloading
+    with _lock:
+        if _identifier is not None or _preloading:
+            return
+        _preloading = True
+    threading.Thread(target=_preload, name="wikisum-language-model", daemon=True).start()
+
+
+def _preload() -> None:
+    try:
+        _get_identifier()
+    except Exception:  # noqa: BLE001 - raised again by the next load() or identify()
+        log.debug("the language model did not load in the background", exc_info=True)
 
 
 def is_known(code: str) -> bool:

@@ -15,7 +15,7 @@ from wikisum.core import schemas, shards
 from wikisum.core.accounting import job_summary, summary_json
 from wikisum.core.outputs import INGEST_SUMMARY, article_shards_pattern, read_summary
 from wikisum.core.records import PAGES, DeadLetter, stable_hash
-from wikisum.pipeline import beamio
+from wikisum.pipeline import beamio, language
 from wikisum.pipeline.beamio import (
     DEAD,
     TALLY,
@@ -82,10 +82,9 @@ class StageUrlList(beam.PTransform):
 
     def expand(self, urls):
         path, staging = self.path, self.staging
-        return (urls | "Distinct" >> beam.Distinct()
-                | "Collect" >> beam.combiners.ToList()
+        return (urls | "Distinct" >> beam.CombineGlobally(beamio.DistinctSorted())
                 | "Stage" >> beam.Map(lambda us: beamio.stage_text(
-                    path, staging, "".join(u + "\n" for u in sorted(us)))))
+                    path, staging, "".join(u + "\n" for u in us))))
 
 
 def read_articles(p: beam.Pipeline, config: IngestConfig):
@@ -167,6 +166,8 @@ def run(config: IngestConfig, pipeline_options) -> dict | None:
              ", ".join(config.warc) or "none", ", ".join(config.wet) or "none", config.out)
     if not config.warc and not config.wet:
         log.warning("no --warc or --wet input: every reference will be missing")
+    if config.clean.identify_language and beamio.workers_in_this_process(pipeline_options):
+        language.preload()  # while the job is built and translated
     token = beamio.new_token()
     writes = [beamio.describe_set(list(shard_paths(config.out, "articles",
                                                    config.num_shards).values())),

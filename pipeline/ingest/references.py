@@ -19,7 +19,12 @@ from wikisum.core.records import CAPTURES, LINKS, PARAGRAPHS, RECORDS, DeadLette
 from wikisum.pipeline import language
 from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead
 from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
-from wikisum.pipeline.references import clean_capture, pick_capture
+from wikisum.pipeline.references import (
+    CLEAN_BATCH_BYTES,
+    CLEAN_BATCH_PAGES,
+    clean_captures,
+    pick_capture,
+)
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import (
     Alias,
@@ -50,13 +55,17 @@ class ReadAndCleanRecords(Tallying):
 
     def setup(self):
         # Load the language model here, so that a worker without it fails at once rather
-        # than turning every record into an error dead letter.
-        language.load()
+        # than turning every record into an error dead letter (not at all where no language
+        # is wanted: --reference-lang any).
+        if self.config.identify_language:
+            language.load()
         self.records = WorkerProgress("ingest", "records")
         self.files = WorkerProgress("ingest", "files")
 
     def process(self, path: str):
         self.count(FILES, IN)
+        pending: list[Capture] = []  # cleaned a batch at a time (clean_captures)
+        size = 0
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                 for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
@@ -79,7 +88,11 @@ class ReadAndCleanRecords(Tallying):
                                               rec.url, RECORDS, rec.reason,
                                               f"offset {rec.offset}: {rec.detail}"))
                     else:
-                        yield from self.clean(rec)
+                        pending.append(rec)
+                        size += len(rec.body)
+                        if len(pending) >= CLEAN_BATCH_PAGES or size >= CLEAN_BATCH_BYTES:
+                            yield from self.clean(pending)
+                            pending, size = [], 0
         except EmptyFile as exc:
             # A WARC without a record is a failed download, not a crawl that found nothing.
             log.warning("%s: %s", path, exc)
@@ -87,37 +100,39 @@ class ReadAndCleanRecords(Tallying):
             yield dead(DeadLetter(path, "offset 0", "", FILES, "empty_file", str(exc)))
             return
         except WarcError as exc:
+            yield from self.clean(pending)  # the pages read before the damage are kept
             yield from self.file_failed(path, f"offset {exc.offset}", exc)
             return
         finally:
             self.files.update()
             self.files.flush()
             self.records.flush()
+        yield from self.clean(pending)
         self.count(FILES, KEPT)
 
-    def clean(self, cap: Capture):
-        try:
-            cleaned = clean_capture(cap, self.config)
-        except Exception as exc:  # a page that crashes a library is a dead letter, not a crash
-            self.count(RECORDS, "error")
-            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS, "error",
-                                  f"{type(exc).__name__}: {exc}"[:1000]))
-            return
-        if cleaned.paragraphs:
-            self.count(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
-        for outcome, n in cleaned.paragraphs.items():
-            self.count(PARAGRAPHS, outcome, n)
-        if cleaned.reference is None:
-            self.count(RECORDS, cleaned.reason)
-            yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
-                                  cleaned.reason, cleaned.error))
-            alias = redirect_alias(cap)
-            if alias is not None:  # no page, but where the page is: citations follow it
-                yield TaggedOutput(REDIRECTS, alias)
-            return
-        self.count(RECORDS, KEPT)
-        self.count(CAPTURES, IN)
-        yield cleaned.reference.url, cleaned.reference
+    def clean(self, caps: list[Capture]):
+        for cap, cleaned in zip(caps, clean_captures(caps, self.config), strict=True):
+            if isinstance(cleaned, Exception):
+                # a page that crashes a library is a dead letter, not a crash
+                self.count(RECORDS, "error")
+                yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS, "error",
+                                      f"{type(cleaned).__name__}: {cleaned}"[:1000]))
+                continue
+            if cleaned.paragraphs:
+                self.count(PARAGRAPHS, IN, sum(cleaned.paragraphs.values()))
+            for outcome, n in cleaned.paragraphs.items():
+                self.count(PARAGRAPHS, outcome, n)
+            if cleaned.reference is None:
+                self.count(RECORDS, cleaned.reason)
+                yield dead(DeadLetter(cap.source_file, cap.record_id, cap.url, RECORDS,
+                                      cleaned.reason, cleaned.error))
+                alias = redirect_alias(cap)
+                if alias is not None:  # no page, but where the page is: citations follow it
+                    yield TaggedOutput(REDIRECTS, alias)
+                continue
+            self.count(RECORDS, KEPT)
+            self.count(CAPTURES, IN)
+            yield cleaned.reference.url, cleaned.reference
 
 
 def redirect_alias(cap: Capture) -> tuple[str, str] | None:
@@ -216,8 +231,8 @@ class JoinReferences(beam.PTransform):
 
     def expand(self, inputs):
         links, references = inputs
-        aliases = beam.pvalue.AsDict(self.redirects | "DistinctRedirects" >> beam.Distinct()
-                                     | "OneTargetEach" >> beam.CombinePerKey(min))
+        # The least target of each redirecting URL (repeats of a pair change no minimum).
+        aliases = beam.pvalue.AsDict(self.redirects | "OneTargetEach" >> beam.CombinePerKey(min))
         links = links | "FollowRedirects" >> beam.Map(
             lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
         joined = ({"links": links, "refs": references}

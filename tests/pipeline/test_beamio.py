@@ -222,6 +222,52 @@ def test_match_files_at_run_time(tmp_path):
         assert_that(none, equal_to([]))
 
 
+def test_match_paths_gives_each_path_once_in_the_order_found(tmp_path):
+    for name in ("a.txt", "b.txt", "c.log"):
+        (tmp_path / name).write_text(name)
+    assert beamio.match_paths([f"{tmp_path}/a.txt", f"{tmp_path}/*.txt", f"{tmp_path}/*.nope"],
+                              required=False) == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    with pytest.raises(OSError, match=r"\*\.nope"):
+        beamio.match_paths([f"{tmp_path}/*.txt", f"{tmp_path}/*.nope"])
+
+
+def _combined(fn: beam.CombineFn, parts: list[list]):
+    """What Beam makes of ``fn`` over inputs split into parts (each part added up on its own,
+    then merged, as a combiner lifted over workers does)."""
+    accumulators = []
+    for part in parts:
+        accumulator = fn.create_accumulator()
+        for item in part:
+            accumulator = fn.add_input(accumulator, item)
+        accumulators.append(accumulator)
+    return fn.extract_output(fn.merge_accumulators(accumulators))
+
+
+def test_sum_by_key_adds_up_tallies_across_parts_in_key_order():
+    parts = [[(("records", "in"), 2), (("files", "in"), 1)], [],
+             [(("records", "in"), 3), (("records", "kept"), 1)]]
+    assert _combined(beamio.SumByKey(), parts) == [
+        (("files", "in"), 1), (("records", "in"), 5), (("records", "kept"), 1)]
+    assert _combined(beamio.SumByKey(), [[]]) == []
+    with BeamTestPipeline() as p:
+        totals = (p | beam.Create([(("a", "x"), 1), (("a", "x"), 2), (("b", "y"), 4)])
+                  | beamio.SumTallies())
+        assert_that(totals, equal_to([[(("a", "x"), 3), (("b", "y"), 4)]]))
+
+
+def test_distinct_sorted_gives_each_string_once_in_order_across_parts():
+    assert _combined(beamio.DistinctSorted(), [["b", "a"], ["a", "c"], []]) == ["a", "b", "c"]
+    assert _combined(beamio.DistinctSorted(), []) == []
+
+
+@pytest.mark.parametrize("argv, inside", [
+    ([], True), (["--direct_running_mode", "in_memory", "--direct_num_workers", "2"], True),
+    (["--direct_running_mode", "multi_processing"], False),
+    (["--runner", "DataflowRunner"], False)])
+def test_workers_in_this_process(argv, inside):
+    assert beamio.workers_in_this_process(PipelineOptions(argv)) is inside
+
+
 def test_a_required_glob_that_matches_nothing_fails_the_job_naming_it(tmp_path):
     with pytest.raises(Exception, match=r"\*\.nope"):
         with BeamTestPipeline() as p:

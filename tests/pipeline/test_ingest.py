@@ -836,3 +836,63 @@ def test_every_real_warc_goes_through_the_job(shared_data, tmp_path):
     assert {"example-bad-non-chunked.warc.gz", "example-bad.warc.gz.bad"} <= corrupt
     assert stages["records"]["kept"] >= 30  # the real pages of dolma-wget and whirlwind
     assert stages["pages"]["in"] == 5
+
+
+def _cleaned_by_the_dofn(path, config=None) -> tuple[list, Counter]:
+    """What ReadAndCleanRecords makes of one file, outside a pipeline: (outputs, tallies)."""
+    from wikisum.pipeline.ingest.config import CleanConfig
+    from wikisum.pipeline.ingest.references import ReadAndCleanRecords
+
+    fn = ReadAndCleanRecords(config or CleanConfig())
+    fn.setup()
+    out = list(fn.process(str(path)))
+    return out, Counter(fn._tallies)
+
+
+def _news_page(i: int) -> bytes:
+    return ("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><article>"
+            + "".join(f"<p>Report {i}.{k}: the minister said on monday that talks with the rebels "
+                      "would resume in the capital after the police reported clashes.</p>"
+                      for k in range(4)) + "</article></body></html>").encode()
+
+
+def test_pages_are_cleaned_in_batches_and_the_pages_before_damage_are_kept(tmp_path,
+                                                                          monkeypatch):
+    """More pages than one batch, then a damaged gzip member: every page before the damage
+    comes out once (the last, partial batch too), the file is a corrupt_file dead letter."""
+    from wikisum.pipeline.ingest import references as ingest_references
+
+    monkeypatch.setattr(ingest_references, "CLEAN_BATCH_PAGES", 4)
+    urls = [f"http://p{i}.example/" for i in range(10)]
+    (tmp_path / "a.warc.gz").write_bytes(
+        b"".join(gzip.compress(_raw_response(u, _news_page(i))) for i, u in enumerate(urls))
+        + gzip.compress(_raw_response("http://z.example/", _news_page(99)))[:40])
+    out, tallies = _cleaned_by_the_dofn(tmp_path / "a.warc.gz")
+    kept = [element for element in out if isinstance(element, tuple)]
+    assert [url for url, _ in kept] == urls
+    assert tallies[("records", "kept")] == 10
+    assert tallies[("files", "corrupt_file")] == 1
+
+
+def test_a_page_that_crashes_the_extractor_is_an_error_dead_letter_and_its_batch_is_kept(
+        tmp_path, monkeypatch):
+    from wikisum.pipeline import references as cleaning
+
+    real = cleaning.extract_main_text
+
+    def crashes_on_p2(html, url=None, **kwargs):
+        if url == "http://p2.example/":
+            raise MemoryError("lxml gave up")
+        return real(html, url, **kwargs)
+
+    monkeypatch.setattr(cleaning, "extract_main_text", crashes_on_p2)
+    urls = [f"http://p{i}.example/" for i in range(5)]
+    (tmp_path / "a.warc").write_bytes(
+        b"".join(_raw_response(u, _news_page(i)) for i, u in enumerate(urls)))
+    out, tallies = _cleaned_by_the_dofn(tmp_path / "a.warc")
+    kept = [element[0] for element in out if isinstance(element, tuple)]
+    assert kept == [u for u in urls if u != "http://p2.example/"]
+    assert tallies[("records", "error")] == 1 and tallies[("records", "kept")] == 4
+    letters = [element.value for element in out if getattr(element, "tag", None) == DEAD]
+    assert [(d.url, d.reason) for d in letters] == [("http://p2.example/", "error")]
+    assert "MemoryError: lxml gave up" in letters[0].error

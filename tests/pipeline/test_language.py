@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import pickle
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -90,6 +91,41 @@ def test_threads_share_one_identifier_loaded_once(monkeypatch):
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(identify, texts)) == expected
     assert len(loads) == 1
+
+
+def test_a_preload_loads_once_in_the_background_and_identify_waits_for_it(monkeypatch):
+    from py3langid.langid import LanguageIdentifier
+
+    expected = identify(GERMAN)
+    loads = []
+    load = LanguageIdentifier.from_model_file
+
+    def counting_load(cls, *args, **kwargs):
+        loads.append(threading.current_thread().name)
+        return load.__func__(cls, *args, **kwargs)
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counting_load))
+    monkeypatch.setattr(language, "_identifier", None)
+    monkeypatch.setattr(language, "_preloading", False)
+    language.preload()
+    language.preload()  # already under way: nothing more
+    assert identify(GERMAN) == expected
+    language.preload()  # loaded: nothing more
+    assert loads == ["wikisum-language-model"]
+
+
+def test_a_failed_preload_is_raised_by_the_next_load(monkeypatch):
+    from py3langid.langid import LanguageIdentifier
+
+    def broken(cls, *args, **kwargs):
+        raise OSError("model file damaged")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(broken))
+    monkeypatch.setattr(language, "_identifier", None)
+    monkeypatch.setattr(language, "_preloading", False)
+    language.preload()
+    with pytest.raises(OSError, match="model file damaged"):
+        language.load()
 
 
 # --- is_wrong_language --------------------------------------------------------------------------

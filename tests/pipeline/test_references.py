@@ -10,7 +10,7 @@ from builders import reference
 
 from wikisum.core.records import Article, Link, Reference
 from wikisum.pipeline.ingest.config import AttachConfig, CleanConfig, DedupConfig
-from wikisum.pipeline.references import attach, clean_capture, pick_capture
+from wikisum.pipeline.references import attach, clean_capture, clean_captures, pick_capture
 from wikisum.pipeline.warcs import Capture
 
 
@@ -192,3 +192,34 @@ def test_attach_drops_paragraphs_repeated_across_references():
     assert paragraphs == {"kept": 5}
     exact = attach(_article(), found, AttachConfig(dedup=replace(DedupConfig(), near=False)))
     assert exact.paragraphs == {"kept": 4, "duplicate": 1}
+
+
+def test_cleaning_a_batch_gives_each_capture_what_cleaning_it_alone_gives():
+    german = ("<html><body><article><p>Die Kestrel-Mühle mahlt seit 1801 Korn am Fluss, und sie "
+              "läuft noch heute mit Wasserkraft.</p></article></body></html>")
+    caps = [_cap(PROSE.encode()), _cap(PROSE.encode(), status=404),
+            _cap(b"%PDF-1.4 ...", ctype="application/pdf"), _cap(german.encode()),
+            _cap(b"\x00\x01\x02\x03" * 100, ctype="text/html"),
+            _cap(b"Menu | Home\nThe Kestrel Works mill has ground corn on the river since 1801, "
+                 b"and it still runs.\n", rtype="conversion", ctype="text/plain"),
+            _cap(b"<html><body></body></html>"), _cap(PROSE.encode(), truncated=True)]
+    for config in (CleanConfig(), CleanConfig(identify_language=False)):
+        assert clean_captures(caps, config) == [clean_capture(c, config) for c in caps]
+    assert clean_captures([]) == []
+
+
+def test_a_capture_that_raises_in_a_batch_gets_its_exception_in_its_place(monkeypatch):
+    from wikisum.pipeline import references
+
+    real = references.extract_main_text
+
+    def crashes_on_b(html, url=None, **kwargs):
+        if url == "http://b.example/x":
+            raise RecursionError("too deep")
+        return real(html, url, **kwargs)
+
+    monkeypatch.setattr(references, "extract_main_text", crashes_on_b)
+    caps = [_cap(PROSE.encode(), url=f"http://{c}.example/x") for c in "abc"]
+    a, b, c = clean_captures(caps)
+    assert isinstance(b, RecursionError)
+    assert a.reference.url == "http://a.example/x" and c.reference.url == "http://c.example/x"
