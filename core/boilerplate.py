@@ -13,6 +13,7 @@ pages, ``bench/extraction.py``), and those are kept.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 # The reasons, in the order they are tested.
@@ -28,6 +29,10 @@ REASONS = (COOKIE, SHARE, READ_MORE, CALL_TO_ACTION, BYLINE, NAVIGATION)
 # what could be a button, a label or a one-line notice.
 _MAX_WORDS = {COOKIE: 50, SHARE: 12, READ_MORE: 16, CALL_TO_ACTION: 25, BYLINE: 12,
               NAVIGATION: 12}
+_ANY_RULE_WORDS = max(_MAX_WORDS.values())
+# Characters past which a line's words are counted only up to _ANY_RULE_WORDS + 1 (a paragraph
+# of prose: one findall over all of it cost more than the rules; below, findall is quicker).
+_LONG_LINE = 400
 
 
 def _alternatives(*phrases: str) -> str:
@@ -235,9 +240,11 @@ def boilerplate_reason(line: str) -> str | None:
     """
     text = line.strip(_DECORATION)
     lowered = text.lower()
-    # The line with its decoration stripped but a final colon kept ("Kontakt:").
-    labelled = line.strip(_DECORATION.replace(":", "")).lower()
-    tokens = _WORD.findall(lowered)
+    if len(lowered) <= _LONG_LINE:
+        tokens = _WORD.findall(lowered)
+    else:  # past every rule's limit once it has more words than the longest: those are enough
+        tokens = [m.group() for m in itertools.islice(_WORD.finditer(lowered),
+                                                      _ANY_RULE_WORDS + 1)]
     n = len(tokens)
     if not n:
         return None
@@ -255,7 +262,9 @@ def boilerplate_reason(line: str) -> str | None:
                                             or _ACTION_ANYWHERE.search(lowered)):
         return CALL_TO_ACTION
     if n <= _MAX_WORDS[BYLINE] and (
-            _BYLINE_LABEL.match(labelled) or _DATED.match(lowered) or _FOT.match(lowered)
+            # the line with its decoration stripped but a final colon kept ("Kontakt:")
+            _BYLINE_LABEL.match(line.strip(_DECORATION.replace(":", "")).lower())
+            or _DATED.match(lowered) or _FOT.match(lowered)
             or _READING_TIME.search(lowered) or _BY_NAME.match(text)
             or _COPYRIGHT.match(lowered) or _RIGHTS.search(lowered)):
         return BYLINE

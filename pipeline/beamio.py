@@ -39,6 +39,7 @@ from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import (
+    DirectOptions,
     GoogleCloudOptions,
     PipelineOptions,
     StandardOptions,
@@ -220,7 +221,7 @@ def worker_options(options: PipelineOptions) -> dict:
 def workers_in_this_process(options: PipelineOptions) -> bool:
     """Whether the job's steps run in the launching process: a local run in Beam's default
     ``in_memory`` mode (its workers are threads). What the launcher loads, they find loaded."""
-    mode = options.get_all_options().get("direct_running_mode") or "in_memory"
+    mode = options.view_as(DirectOptions).direct_running_mode or "in_memory"
     return isinstance(runner_for(options), LocalRunner) and mode == "in_memory"
 
 

@@ -297,6 +297,26 @@ def test_long_prose_is_never_furniture():
         assert paragraph_drop_reason(paragraph) is None
 
 
+def test_each_furniture_rule_holds_up_to_its_word_limit_and_not_one_word_past(monkeypatch):
+    """The rules look at a line's words only up to the longest limit (50, cookie notices):
+    a notice of exactly its rule's limit is furniture, one word more is prose, also past 50."""
+    from wikisum.core import boilerplate
+
+    cookie = "We use cookies on this website; by continuing you accept our cookie policy"
+    filler = " more"
+    n_cookie = len(boilerplate._WORD.findall(cookie.lower()))
+    padded = cookie + filler * (50 - n_cookie)
+    assert len(boilerplate._WORD.findall(padded.lower())) == 50
+    assert boilerplate.boilerplate_reason(padded) == "cookie"
+    assert boilerplate.boilerplate_reason(padded + " too") is None
+    assert boilerplate.boilerplate_reason(padded + filler * 200) is None
+    menu = " | ".join(["Home", "News", "Sport", "Weather", "Contact"] * 30)  # 150 words
+    assert boilerplate.boilerplate_reason(menu) == "navigation"
+    byline = "Photo: Jane Smith"
+    assert boilerplate.boilerplate_reason(byline) == "byline"
+    assert boilerplate.boilerplate_reason(byline + " walked" * 10) is None
+
+
 def test_min_words_is_configurable():
     assert paragraph_drop_reason("Bodmin is a town.") is None
     assert paragraph_drop_reason("Bodmin is a town.", min_words=5) == "too_few_words"
