@@ -6,7 +6,8 @@ What it measures (the figures the ingest issue asks for):
   and cleans every page record with trafilatura, one page after the other in one process. It
   calls the job's own functions for this (``wikisum.pipeline.warcs.iter_records`` and
   ``wikisum.pipeline.references.clean_captures``, in the job's batches, i.e. warcio + charset
-  decoding + trafilatura + the paragraph filter), so both sides clean every page the same way.
+  decoding + trafilatura + the paragraph filter + language identification), so both sides clean
+  every page the same way.
   The loop does *only* that: the Beam job also parses the dump, matches search results, joins,
   removes clones and writes Parquet, so the comparison is strict for Beam. The loop times the
   dump parsing separately (``iter_pages`` + ``page_to_article``) to show how much of the job's
@@ -214,9 +215,12 @@ def loop_child(args: list[str]) -> int:
                     records += 1
                     if isinstance(rec, Capture):
                         pages += 1
+                        if batch and size + len(rec.body) > CLEAN_BATCH_BYTES:
+                            kept += clean(batch)
+                            batch, size = [], 0
                         batch.append(rec)
                         size += len(rec.body)
-                        if len(batch) >= CLEAN_BATCH_PAGES or size >= CLEAN_BATCH_BYTES:
+                        if len(batch) >= CLEAN_BATCH_PAGES:
                             kept += clean(batch)
                             batch, size = [], 0
                 kept += clean(batch)

@@ -220,9 +220,11 @@ def worker_options(options: PipelineOptions) -> dict:
 
 def workers_in_this_process(options: PipelineOptions) -> bool:
     """Whether the job's steps run in the launching process: a local run in Beam's default
-    ``in_memory`` mode (its workers are threads). What the launcher loads, they find loaded."""
+    ``in_memory`` mode (bundles run in the runner's own thread) or ``multi_threading`` (in
+    worker threads), not ``multi_processing``. What the launcher loads, they find loaded."""
     mode = options.view_as(DirectOptions).direct_running_mode or "in_memory"
-    return isinstance(runner_for(options), LocalRunner) and mode == "in_memory"
+    return isinstance(runner_for(options), LocalRunner) and mode in ("in_memory",
+                                                                     "multi_threading")
 
 
 def runner_for(options: PipelineOptions):

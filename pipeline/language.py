@@ -75,6 +75,7 @@ log = logging.getLogger("wikisum.language")
 
 _lock = threading.Lock()
 _identifier = None
+_preload_lock = threading.Lock()
 _preloading = False
 _known: frozenset[str] = frozenset()
 
@@ -173,13 +174,14 @@ def load() -> None:
 
 
 def preload() -> None:
-    """Starts loading the model in a background thread (once per process) and returns: the
-    first :func:`identify` or :func:`load` waits for it. Most of the load is decompression,
+    """Starts loading the model in a background thread (once per process) and returns: an
+    :func:`identify` or :func:`load` meanwhile waits for it (or, called before the thread has
+    begun, loads the model itself; once either way). Most of the load is decompression,
     which leaves the interpreter to other threads, so a launcher that builds its job meanwhile
     (about a second) gets the model for next to nothing. An error is left to the next
     :func:`load`, which raises it."""
     global _preloading
-    with _lock:
+    with _preload_lock:  # not _lock, which a load holds throughout
         if _identifier is not None or _preloading:
             return
         _preloading = True

@@ -93,6 +93,7 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
                 out[i] = text
             else:
                 texts[i] = text
+                out[i] = step._replace(text="")  # the decoded page is not needed past here
     for i, step in enumerate(out):
         if isinstance(step, _Prepared):
             try:
@@ -102,8 +103,8 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
     return out  # type: ignore[return-value]
 
 
-# A batch of clean_captures: a few dozen pages (the cache effect is there from about 16), and
-# never more than this many bytes of bodies held at once.
+# A batch of clean_captures: a few dozen pages (the cache effect is there from about 16), their
+# bodies at most this many bytes together (more only where one page alone is larger).
 CLEAN_BATCH_PAGES = 32
 CLEAN_BATCH_BYTES = 16 * 1024 * 1024
 

@@ -1,6 +1,7 @@
 """The references: WARC/WET records read and cleaned into references keyed by normalised URL
-(:func:`wikisum.pipeline.references.clean_capture`), and the articles' links joined with them by
-URL, redirects followed, one capture per URL (:func:`wikisum.pipeline.references.pick_capture`).
+(:func:`wikisum.pipeline.references.clean_captures`, a batch of a file's pages at a time), and
+the articles' links joined with them by URL, redirects followed, one capture per URL
+(:func:`wikisum.pipeline.references.pick_capture`).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class ReadAndCleanRecords(Tallying):
 
     def setup(self):
         # Load the language model here, so that a worker without it fails at once rather
-        # than turning every record into an error dead letter (not at all where no language
-        # is wanted: --reference-lang any).
+        # than turning every record into an error dead letter (not at all where the job
+        # wants no reference language: --reference-lang any, or no article language known).
         if self.config.identify_language:
             language.load()
         self.records = WorkerProgress("ingest", "records")
@@ -88,9 +89,12 @@ class ReadAndCleanRecords(Tallying):
                                               rec.url, RECORDS, rec.reason,
                                               f"offset {rec.offset}: {rec.detail}"))
                     else:
+                        if pending and size + len(rec.body) > CLEAN_BATCH_BYTES:
+                            yield from self.clean(pending)
+                            pending, size = [], 0
                         pending.append(rec)
                         size += len(rec.body)
-                        if len(pending) >= CLEAN_BATCH_PAGES or size >= CLEAN_BATCH_BYTES:
+                        if len(pending) >= CLEAN_BATCH_PAGES:
                             yield from self.clean(pending)
                             pending, size = [], 0
         except EmptyFile as exc:

@@ -229,6 +229,7 @@ def test_match_paths_gives_each_path_once_in_the_order_found(tmp_path):
                               required=False) == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
     with pytest.raises(OSError, match=r"\*\.nope"):
         beamio.match_paths([f"{tmp_path}/*.txt", f"{tmp_path}/*.nope"])
+    assert beamio.match_paths([]) == []  # a job given no glob of a kind (no --wet)
 
 
 def _combined(fn: beam.CombineFn, parts: list[list]):
@@ -262,6 +263,7 @@ def test_distinct_sorted_gives_each_string_once_in_order_across_parts():
 
 @pytest.mark.parametrize("argv, inside", [
     ([], True), (["--direct_running_mode", "in_memory", "--direct_num_workers", "2"], True),
+    (["--direct_running_mode", "multi_threading"], True),
     (["--direct_running_mode", "multi_processing"], False),
     (["--runner", "DataflowRunner"], False)])
 def test_workers_in_this_process(argv, inside):

@@ -849,6 +849,21 @@ def _cleaned_by_the_dofn(path, config=None) -> tuple[list, Counter]:
     return out, Counter(fn._tallies)
 
 
+def _batch_sizes(monkeypatch) -> list[int]:
+    """The size of each batch ReadAndCleanRecords cleans, as it cleans them."""
+    from wikisum.pipeline.ingest import references as ingest_references
+
+    sizes: list[int] = []
+    real = ingest_references.clean_captures
+
+    def recorded(caps, config):
+        sizes.append(len(caps))
+        return real(caps, config)
+
+    monkeypatch.setattr(ingest_references, "clean_captures", recorded)
+    return sizes
+
+
 def _news_page(i: int) -> bytes:
     return ("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><article>"
             + "".join(f"<p>Report {i}.{k}: the minister said on monday that talks with the rebels "
@@ -863,6 +878,7 @@ def test_pages_are_cleaned_in_batches_and_the_pages_before_damage_are_kept(tmp_p
     from wikisum.pipeline.ingest import references as ingest_references
 
     monkeypatch.setattr(ingest_references, "CLEAN_BATCH_PAGES", 4)
+    batches = _batch_sizes(monkeypatch)
     urls = [f"http://p{i}.example/" for i in range(10)]
     (tmp_path / "a.warc.gz").write_bytes(
         b"".join(gzip.compress(_raw_response(u, _news_page(i))) for i, u in enumerate(urls))
@@ -870,6 +886,7 @@ def test_pages_are_cleaned_in_batches_and_the_pages_before_damage_are_kept(tmp_p
     out, tallies = _cleaned_by_the_dofn(tmp_path / "a.warc.gz")
     kept = [element for element in out if isinstance(element, tuple)]
     assert [url for url, _ in kept] == urls
+    assert batches == [4, 4, 2]
     assert tallies[("records", "kept")] == 10
     assert tallies[("files", "corrupt_file")] == 1
 
@@ -896,3 +913,18 @@ def test_a_page_that_crashes_the_extractor_is_an_error_dead_letter_and_its_batch
     letters = [element.value for element in out if getattr(element, "tag", None) == DEAD]
     assert [(d.url, d.reason) for d in letters] == [("http://p2.example/", "error")]
     assert "MemoryError: lxml gave up" in letters[0].error
+
+
+def test_a_batch_holds_pages_up_to_its_bytes_a_larger_page_alone(tmp_path, monkeypatch):
+    from wikisum.pipeline.ingest import references as ingest_references
+
+    page = _news_page(0)
+    monkeypatch.setattr(ingest_references, "CLEAN_BATCH_BYTES", 2 * len(page) + 10)
+    batches = _batch_sizes(monkeypatch)
+    big = page.replace(b"</article>", b"<p>" + b"More words here. " * 400 + b"</p></article>")
+    bodies = [page, page, page, big, page]
+    (tmp_path / "a.warc").write_bytes(b"".join(
+        _raw_response(f"http://p{i}.example/", body) for i, body in enumerate(bodies)))
+    out, tallies = _cleaned_by_the_dofn(tmp_path / "a.warc")
+    assert batches == [2, 1, 1, 1]  # two pages fit; the third waits; the big one alone
+    assert tallies[("records", "kept")] == 5

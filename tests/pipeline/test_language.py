@@ -109,6 +109,8 @@ def test_a_preload_loads_once_in_the_background_and_identify_waits_for_it(monkey
     monkeypatch.setattr(language, "_preloading", False)
     language.preload()
     language.preload()  # already under way: nothing more
+    loader = next(t for t in threading.enumerate() if t.name == "wikisum-language-model")
+    loader.join(timeout=60)
     assert identify(GERMAN) == expected
     language.preload()  # loaded: nothing more
     assert loads == ["wikisum-language-model"]
