@@ -190,8 +190,7 @@ def loop_child(args: list[str]) -> int:
     from wikisum.pipeline.dumps import iter_pages
     from wikisum.pipeline.ingest.config import CleanConfig
     from wikisum.pipeline.references import (
-        CLEAN_BATCH_BYTES,
-        CLEAN_BATCH_PAGES,
+        CaptureBatches,
         clean_captures,
     )
     from wikisum.pipeline.warcs import Capture, iter_records
@@ -210,20 +209,13 @@ def loop_child(args: list[str]) -> int:
 
         for path in files:
             with open(path, "rb") as f:
-                batch, size = [], 0
+                batches = CaptureBatches()
                 for rec in iter_records(f, path, max_bytes=config.max_page_bytes):
                     records += 1
                     if isinstance(rec, Capture):
                         pages += 1
-                        if batch and size + len(rec.body) > CLEAN_BATCH_BYTES:
-                            kept += clean(batch)
-                            batch, size = [], 0
-                        batch.append(rec)
-                        size += len(rec.body)
-                        if len(batch) >= CLEAN_BATCH_PAGES:
-                            kept += clean(batch)
-                            batch, size = [], 0
-                kept += clean(batch)
+                        kept += sum(clean(batch) for batch in batches.add(rec))
+                kept += clean(batches.rest())
     else:
         # The bare minimum: warcio, then trafilatura on every HTML page with a 2xx status, with
         # the job's size limit (one generated page is 6 MB, which alone takes over a second).

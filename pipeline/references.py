@@ -109,6 +109,33 @@ CLEAN_BATCH_PAGES = 32
 CLEAN_BATCH_BYTES = 16 * 1024 * 1024
 
 
+class CaptureBatches:
+    """Captures gathered into batches for :func:`clean_captures`, in the order given: a batch
+    is handed back when it holds ``CLEAN_BATCH_PAGES`` pages, or before the next page would take
+    its bodies past ``CLEAN_BATCH_BYTES`` (a larger page makes a batch of its own)."""
+
+    def __init__(self) -> None:
+        self.pages, self.max_bytes = CLEAN_BATCH_PAGES, CLEAN_BATCH_BYTES
+        self.pending: list[Capture] = []
+        self.size = 0
+
+    def add(self, cap: Capture) -> list[list[Capture]]:
+        """The batches ``cap`` completes (none, mostly)."""
+        done = []
+        if self.pending and self.size + len(cap.body) > self.max_bytes:
+            done.append(self.rest())
+        self.pending.append(cap)
+        self.size += len(cap.body)
+        if len(self.pending) >= self.pages:
+            done.append(self.rest())
+        return done
+
+    def rest(self) -> list[Capture]:
+        """The pages gathered so far (possibly none), as the last batch."""
+        batch, self.pending, self.size = self.pending, [], 0
+        return batch
+
+
 class _Prepared(NamedTuple):
     """A capture that passed the checks, decoded: what extraction starts from."""
 

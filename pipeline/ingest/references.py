@@ -21,8 +21,7 @@ from wikisum.pipeline import language
 from wikisum.pipeline.beamio import DEAD, FILES, TALLY, MatchFiles, Tallying, dead
 from wikisum.pipeline.ingest.config import MISSING_CITATION, MISSING_SEARCH, CleanConfig
 from wikisum.pipeline.references import (
-    CLEAN_BATCH_BYTES,
-    CLEAN_BATCH_PAGES,
+    CaptureBatches,
     clean_captures,
     pick_capture,
 )
@@ -65,8 +64,7 @@ class ReadAndCleanRecords(Tallying):
 
     def process(self, path: str):
         self.count(FILES, IN)
-        pending: list[Capture] = []  # cleaned a batch at a time (clean_captures)
-        size = 0
+        batches = CaptureBatches()  # cleaned a batch at a time (clean_captures)
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                 for rec in iter_records(f, path, max_bytes=self.config.max_page_bytes):
@@ -89,14 +87,8 @@ class ReadAndCleanRecords(Tallying):
                                               rec.url, RECORDS, rec.reason,
                                               f"offset {rec.offset}: {rec.detail}"))
                     else:
-                        if pending and size + len(rec.body) > CLEAN_BATCH_BYTES:
-                            yield from self.clean(pending)
-                            pending, size = [], 0
-                        pending.append(rec)
-                        size += len(rec.body)
-                        if len(pending) >= CLEAN_BATCH_PAGES:
-                            yield from self.clean(pending)
-                            pending, size = [], 0
+                        for batch in batches.add(rec):
+                            yield from self.clean(batch)
         except EmptyFile as exc:
             # A WARC without a record is a failed download, not a crawl that found nothing.
             log.warning("%s: %s", path, exc)
@@ -104,14 +96,14 @@ class ReadAndCleanRecords(Tallying):
             yield dead(DeadLetter(path, "offset 0", "", FILES, "empty_file", str(exc)))
             return
         except WarcError as exc:
-            yield from self.clean(pending)  # the pages read before the damage are kept
+            yield from self.clean(batches.rest())  # the pages read before the damage are kept
             yield from self.file_failed(path, f"offset {exc.offset}", exc)
             return
         finally:
             self.files.update()
             self.files.flush()
             self.records.flush()
-        yield from self.clean(pending)
+        yield from self.clean(batches.rest())
         self.count(FILES, KEPT)
 
     def clean(self, caps: list[Capture]):

@@ -875,9 +875,9 @@ def test_pages_are_cleaned_in_batches_and_the_pages_before_damage_are_kept(tmp_p
                                                                           monkeypatch):
     """More pages than one batch, then a damaged gzip member: every page before the damage
     comes out once (the last, partial batch too), the file is a corrupt_file dead letter."""
-    from wikisum.pipeline.ingest import references as ingest_references
+    from wikisum.pipeline import references as cleaning
 
-    monkeypatch.setattr(ingest_references, "CLEAN_BATCH_PAGES", 4)
+    monkeypatch.setattr(cleaning, "CLEAN_BATCH_PAGES", 4)
     batches = _batch_sizes(monkeypatch)
     urls = [f"http://p{i}.example/" for i in range(10)]
     (tmp_path / "a.warc.gz").write_bytes(
@@ -916,10 +916,10 @@ def test_a_page_that_crashes_the_extractor_is_an_error_dead_letter_and_its_batch
 
 
 def test_a_batch_holds_pages_up_to_its_bytes_a_larger_page_alone(tmp_path, monkeypatch):
-    from wikisum.pipeline.ingest import references as ingest_references
+    from wikisum.pipeline import references as cleaning
 
     page = _news_page(0)
-    monkeypatch.setattr(ingest_references, "CLEAN_BATCH_BYTES", 2 * len(page) + 10)
+    monkeypatch.setattr(cleaning, "CLEAN_BATCH_BYTES", 2 * len(page) + 10)
     batches = _batch_sizes(monkeypatch)
     big = page.replace(b"</article>", b"<p>" + b"More words here. " * 400 + b"</p></article>")
     bodies = [page, page, page, big, page]

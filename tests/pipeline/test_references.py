@@ -223,3 +223,21 @@ def test_a_capture_that_raises_in_a_batch_gets_its_exception_in_its_place(monkey
     a, b, c = clean_captures(caps)
     assert isinstance(b, RecursionError)
     assert a.reference.url == "http://a.example/x" and c.reference.url == "http://c.example/x"
+
+
+def test_capture_batches_close_at_their_page_count_and_before_their_bytes(monkeypatch):
+    from wikisum.pipeline import references
+
+    monkeypatch.setattr(references, "CLEAN_BATCH_PAGES", 3)
+    monkeypatch.setattr(references, "CLEAN_BATCH_BYTES", 100)
+    batches = references.CaptureBatches()
+    caps = [_cap(b"x" * n, url=f"http://{i}.example/") for i, n in
+            enumerate([10, 10, 10, 60, 50, 500, 10])]
+    done = [batch for cap in caps for batch in batches.add(cap)] + [batches.rest()]
+    assert [[len(c.body) for c in batch] for batch in done] == [
+        [10, 10, 10],  # three pages
+        [60],          # 60 + 50 would pass 100 bytes
+        [50],          # and so would 50 + 500
+        [500],         # a larger page alone
+        [10]]          # the rest
+    assert batches.rest() == []
