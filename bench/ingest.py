@@ -641,24 +641,35 @@ def bench(args: argparse.Namespace, work: Path) -> int:
         settings.append(beam("real-beam-1-in_memory-profiled", 1, "in_memory",
                              real["warc_files"], on=real, stages=True))
 
-    runs: dict[str, dict] = {}
-    for name, on, workers, n_files, fn in settings:
-        results = []
-        repeat = 1 if name.endswith("-profiled") else args.repeat
-        for i in range(repeat):
-            print(f"running {name}" + (f" ({i + 1}/{repeat})" if repeat > 1 else "")
+    # Repeats run in rounds, every setting once a round, so that a machine that speeds up or
+    # slows down during the runs moves every setting alike (the ratios pair runs of a round).
+    rounds = max(args.repeat, 1)
+    made: dict[str, list[dict]] = {name: [] for name, *_ in settings}
+    for i in range(rounds):
+        for name, *_, fn in settings:
+            if name.endswith("-profiled") and i:
+                continue
+            print(f"running {name}" + (f" (round {i + 1}/{rounds})" if rounds > 1 else "")
                   + " ...", flush=True)
-            results.append(fn())
-        run = median_run(results)
+            made[name].append(fn())
+            last = made[name][-1]
+            print(f"  {last['loop_s'] if last['kind'] == 'loop' else last['job_s']:.1f} s, "
+                  f"peak {last['peak_tree_rss_mib']:.0f} MiB", flush=True)
+    runs: dict[str, dict] = {}
+    for name, on, workers, n_files, _ in settings:
+        run = median_run(made[name])
         seconds = run["loop_s"] if run["kind"] == "loop" else run["job_s"]
         cpu = run["loop_cpu_s"] if run["kind"] == "loop" else run["cpu_s"]
         run.update(corpus_pages=on["pages"], seconds=seconds, workers=workers,
                    input_files=n_files, pages_per_s=on["pages"] / seconds,
                    pages_per_s_per_core=on["pages"] / seconds / workers,
-                   pages_per_cpu_s=on["pages"] / cpu)
+                   pages_per_cpu_s=on["pages"] / cpu,
+                   rounds_s=[r["loop_s"] if r["kind"] == "loop" else r["job_s"]
+                             for r in made[name]])
         runs[name] = run
-        print(f"  {seconds:.1f} s, {run['pages_per_s']:.1f} pages/s, "
-              f"peak {run['peak_tree_rss_mib']:.0f} MiB", flush=True)
+        if rounds > 1:
+            print(f"{name}: median {seconds:.1f} s, {run['pages_per_s']:.1f} pages/s, "
+                  f"peak {run['peak_tree_rss_mib']:.0f} MiB", flush=True)
 
     # Cross-checks: every run saw the pages of its corpus, and kept the ones the loop kept.
     loop = runs.get("loop")
@@ -733,16 +744,23 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
         targets.append({"target": what, "value": value, "goal": goal,
                         "pass": value >= goal if at_least else value <= goal})
 
+    def per_round(name: str, run: dict, base: dict) -> float:
+        """``run``'s pages/s over ``base``'s, both one worker on one corpus: the median of the
+        rounds' ratios (each round ran both once, close in time), kept with the rounds'."""
+        ratios = [b / r for r, b in zip(run["rounds_s"], base["rounds_s"], strict=False)]
+        figures[name + "_rounds"] = ratios
+        return statistics.median(ratios)
+
     one = runs.get("beam-1-in_memory")
     loop, bare = runs.get("loop"), runs.get("loop-bare")
     if one and loop:
-        figures["beam1_in_memory_vs_loop"] = one["pages_per_s"] / loop["pages_per_s"]
+        figures["beam1_in_memory_vs_loop"] = per_round("beam1_in_memory_vs_loop", one, loop)
         figures["beam1_in_memory_vs_loop_with_dump"] = (
             (loop["loop_s"] + loop["dump_s"]) / one["job_s"])
         target(f"Beam 1 worker (in_memory) >= {TARGET_VS_LOOP} x plain loop",
                figures["beam1_in_memory_vs_loop"], TARGET_VS_LOOP)
     if one and bare:
-        figures["beam1_in_memory_vs_bare"] = one["pages_per_s"] / bare["pages_per_s"]
+        figures["beam1_in_memory_vs_bare"] = per_round("beam1_in_memory_vs_bare", one, bare)
         target(f"Beam 1 worker (in_memory) >= {TARGET_VS_BARE} x bare loop "
                "(warcio + trafilatura)", figures["beam1_in_memory_vs_bare"], TARGET_VS_BARE)
     fixed = runs.get("beam-1-in_memory-1-article")
@@ -761,8 +779,8 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
                 figures["beam1_in_memory_marginal_pages_per_s"] / bare["pages_per_s"])
     real_one, real_bare = runs.get("real-beam-1-in_memory"), runs.get("real-loop-bare")
     if real_one and real_bare:
-        figures["real_beam1_vs_bare_per_core"] = (real_one["pages_per_s_per_core"]
-                                                  / real_bare["pages_per_s_per_core"])
+        figures["real_beam1_vs_bare_per_core"] = per_round("real_beam1_vs_bare_per_core",
+                                                           real_one, real_bare)
         target(f"real pages: Beam 1 worker >= {TARGET_REAL_VS_BARE} x bare loop per core",
                figures["real_beam1_vs_bare_per_core"], TARGET_REAL_VS_BARE)
     one_mp, two_mp = runs.get("beam-1-multi_processing"), runs.get("beam-2-multi_processing")

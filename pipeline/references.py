@@ -27,6 +27,7 @@ from wikisum.pipeline.webtext import (
     ExtractionTimeout,
     decode_body,
     extract_main_text,
+    extract_main_texts,
 )
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
@@ -82,18 +83,21 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
         except Exception as exc:  # noqa: BLE001 - handed back in its place
             out.append(exc)
     texts: list[str | None] = [None] * len(out)
-    for i, step in enumerate(out):
-        if isinstance(step, _Prepared):
-            try:
-                text = _extract(step, config)
-            except Exception as exc:  # noqa: BLE001
-                out[i] = exc
-                continue
-            if isinstance(text, Cleaned):
-                out[i] = text
-            else:
-                texts[i] = text
-                out[i] = step._replace(text="")  # the decoded page is not needed past here
+    pages = [i for i, step in enumerate(out) if isinstance(step, _Prepared)]
+    html = [i for i in pages if out[i].kind == "html"]
+    try:  # every page in one hand-off to the extraction thread
+        extracted = dict(zip(html, extract_main_texts(
+            [(out[i].text, out[i].url) for i in html], timeout_s=config.timeout_s),
+            strict=True))
+    except Exception as exc:  # noqa: BLE001 - not a page's: each page's comes back in place
+        extracted = dict.fromkeys(html, exc)
+    for i in pages:
+        text = _extracted(out[i], extracted.get(i))
+        if isinstance(text, Exception | Cleaned):
+            out[i] = text
+        else:
+            texts[i] = text
+            out[i] = out[i]._replace(text="")  # the decoded page is not needed past here
     for i, step in enumerate(out):
         if isinstance(step, _Prepared):
             try:
@@ -181,11 +185,22 @@ def _extract(step: _Prepared, config: CleanConfig) -> Cleaned | str:
     if step.kind != "html":
         return step.text
     try:
-        return extract_main_text(step.text, step.url, timeout_s=config.timeout_s)
-    except ExtractionTimeout as exc:
-        return Cleaned(None, "extraction_timeout", str(exc))
+        text = extract_main_text(step.text, step.url, timeout_s=config.timeout_s)
     except ExtractionError as exc:
-        return Cleaned(None, "extraction_error", str(exc)[:500])
+        text = exc
+    return _extracted(step, text)
+
+
+def _extracted(step: _Prepared, text: str | Exception | None) -> Cleaned | Exception | str:
+    """The main text of a prepared page (its own text where it is not HTML: ``text`` None), or
+    the drop its extraction error is; another exception is handed back as it is."""
+    if step.kind != "html":
+        return step.text
+    if isinstance(text, ExtractionTimeout):
+        return Cleaned(None, "extraction_timeout", str(text))
+    if isinstance(text, ExtractionError):
+        return Cleaned(None, "extraction_error", str(text)[:500])
+    return text  # type: ignore[return-value]
 
 
 def _finish(step: _Prepared, text: str, config: CleanConfig) -> Cleaned:

@@ -14,10 +14,12 @@ The module is not called `html` so that it can never shadow the standard library
 from __future__ import annotations
 
 import codecs
+import functools
 import queue
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import charset_normalizer
@@ -216,7 +218,8 @@ def extract_main_text(
     thread, while Beam runs DoFns in worker threads. So the extraction runs in a helper thread
     that the caller waits on for at most `timeout_s`. Python cannot stop a thread: on timeout the
     helper keeps running in the background until it finishes, and its result is discarded.
-    `max_chars` bounds how long that can be.
+    `max_chars` bounds how long that can be. :func:`extract_main_texts` does many pages in one
+    hand-off to the helper.
 
     Args:
         html: The decoded page.
@@ -232,12 +235,57 @@ def extract_main_text(
         ExtractionTimeout: The extraction took longer than `timeout_s`.
         ExtractionError: trafilatura raised.
     """
+    if timeout_s is None:
+        return _extract_page(html, url, max_chars)
+    [text] = extract_main_texts([(html, url)], max_chars=max_chars, timeout_s=timeout_s)
+    if isinstance(text, ExtractionError):
+        raise text
+    return text
+
+
+def extract_main_texts(
+    pages: Sequence[tuple[str, str | None]],
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+) -> list[str | ExtractionError]:
+    """:func:`extract_main_text` of each ``(html, url)``, in order: the main text, or in its
+    place the `ExtractionError` (or `ExtractionTimeout`) that the page alone would raise.
+
+    With a time limit, the pages go to the helper thread in one hand-off and are extracted
+    one after the other there, while the caller sleeps until the batch is done or the page
+    under way has taken `timeout_s` (counted from when the page started). A page past its
+    limit is `ExtractionTimeout`; its helper is left to finish that page alone, and the pages
+    after it go to a fresh helper. One hand-off per page instead cost 2 to 4 % of the
+    extraction's time (bench/ingest.py's pages, docs/benchmarks.md).
+    """
+    if timeout_s is None:
+        return [_extract_or_error(html, url, max_chars) for html, url in pages]
+    pages = list(pages)
+    texts: list[str | ExtractionError] = []
+    while len(texts) < len(pages):
+        worker = getattr(_workers, "thread", None)
+        if worker is None:
+            worker = _workers.thread = _ExtractionThread()
+        done, finished = worker.run(
+            [functools.partial(_extract_or_error, html, url, max_chars)
+             for html, url in pages[len(texts):]], timeout_s)
+        texts += done
+        if not finished:
+            # The helper is still busy with the runaway page: retire it (it exits once that
+            # page is done) and give this calling thread a fresh one for the pages after it.
+            worker.requests.put(None)
+            _workers.thread = None
+            texts.append(ExtractionTimeout(f"extraction took longer than {timeout_s} s"))
+    return texts
+
+
+def _extract_page(html: str, url: str | None, max_chars: int) -> str:
     html = html[:max_chars]
     if not html.strip():
         return ""
-
-    def run() -> str | None:
-        return trafilatura.extract(
+    try:
+        text = trafilatura.extract(
             html,
             url=url,
             output_format="txt",
@@ -249,14 +297,30 @@ def extract_main_text(
             deduplicate=False,
             with_metadata=False,
         )
-
-    try:
-        text = run() if timeout_s is None else _call_with_timeout(run, timeout_s)
-    except ExtractionError:
-        raise
     except Exception as error:
         raise ExtractionError(f"{type(error).__name__}: {error}") from error
     return (text or "").strip()
+
+
+def _extract_or_error(html: str, url: str | None, max_chars: int) -> str | ExtractionError:
+    try:
+        return _extract_page(html, url, max_chars)
+    except ExtractionError as error:
+        return error
+
+
+class _Batch:
+    """Pages handed to an :class:`_ExtractionThread`: their calls, the results so far, which
+    call is under way since when (``current``, set in one assignment), and whether the caller
+    has given up (``cancelled``: the helper starts no further call)."""
+
+    def __init__(self, functions: list[Callable[[], _T]]) -> None:
+        self.functions = functions
+        self.results: list[_T] = []
+        self.current = (0, time.monotonic())
+        self.cancelled = False
+        self.error: BaseException | None = None
+        self.done = threading.Event()
 
 
 class _ExtractionThread:
@@ -272,37 +336,38 @@ class _ExtractionThread:
 
     def _serve(self) -> None:
         while True:
-            request = self.requests.get()
-            if request is None:  # retired after a timeout: finish and exit
+            batch = self.requests.get()
+            if batch is None:  # retired after a timeout: finish and exit
                 return
-            function, outcome, done = request
-            try:
-                outcome["value"] = function()
-            except BaseException as error:  # handed to the waiting thread, which re-raises it
-                outcome["error"] = error
-            done.set()
+            for function in batch.functions:
+                if batch.cancelled:
+                    break
+                batch.current = (len(batch.results), time.monotonic())
+                try:
+                    batch.results.append(function())
+                except BaseException as error:  # handed to the waiting thread, which re-raises
+                    batch.error = error
+                    break
+            batch.done.set()
 
-    def call(self, function: Callable[[], _T], timeout_s: float) -> tuple[bool, dict]:
-        outcome: dict[str, object] = {}
-        done = threading.Event()
-        self.requests.put((function, outcome, done))
-        return done.wait(timeout_s), outcome
+    def run(self, functions: list[Callable[[], _T]], timeout_s: float) -> tuple[list[_T], bool]:
+        """The results of ``functions`` called in turn, and True; or, where one takes longer
+        than ``timeout_s``, the results before it and False (this helper is then still busy)."""
+        batch = _Batch(functions)
+        self.requests.put(batch)
+        wait_s = timeout_s
+        while not batch.done.wait(wait_s):
+            index, started = batch.current
+            if len(batch.results) > index:  # between two calls: look again in a moment
+                wait_s = 0.001
+                continue
+            wait_s = started + timeout_s - time.monotonic()
+            if wait_s <= 0:
+                batch.cancelled = True
+                return batch.results[:index], False
+        if batch.error is not None:
+            raise batch.error
+        return batch.results, True
 
 
 _workers = threading.local()
-
-
-def _call_with_timeout(function: Callable[[], _T], timeout_s: float) -> _T:
-    worker = getattr(_workers, "thread", None)
-    if worker is None:
-        worker = _workers.thread = _ExtractionThread()
-    finished, outcome = worker.call(function, timeout_s)
-    if not finished:
-        # The worker is still busy with the runaway page: retire it (it exits once that page
-        # is done) and give this calling thread a fresh one.
-        worker.requests.put(None)
-        _workers.thread = None
-        raise ExtractionTimeout(f"extraction took longer than {timeout_s} s")
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]

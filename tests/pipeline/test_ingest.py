@@ -895,14 +895,13 @@ def test_a_page_that_crashes_the_extractor_is_an_error_dead_letter_and_its_batch
         tmp_path, monkeypatch):
     from wikisum.pipeline import references as cleaning
 
-    real = cleaning.extract_main_text
+    real = cleaning.extract_main_texts
 
-    def crashes_on_p2(html, url=None, **kwargs):
-        if url == "http://p2.example/":
-            raise MemoryError("lxml gave up")
-        return real(html, url, **kwargs)
+    def crashes_on_p2(pages, **kwargs):  # a failure of p2's own, handed back in its place
+        return [MemoryError("lxml gave up") if url == "http://p2.example/"
+                else real([(html, url)], **kwargs)[0] for html, url in pages]
 
-    monkeypatch.setattr(cleaning, "extract_main_text", crashes_on_p2)
+    monkeypatch.setattr(cleaning, "extract_main_texts", crashes_on_p2)
     urls = [f"http://p{i}.example/" for i in range(5)]
     (tmp_path / "a.warc").write_bytes(
         b"".join(_raw_response(u, _news_page(i)) for i, u in enumerate(urls)))

@@ -3,6 +3,7 @@ attaching references to an article without self pages and clones."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -208,17 +209,41 @@ def test_cleaning_a_batch_gives_each_capture_what_cleaning_it_alone_gives():
     assert clean_captures([]) == []
 
 
+def test_a_batch_drops_the_pages_whose_extraction_fails_or_times_out_and_keeps_the_rest(
+        monkeypatch):
+    from wikisum.pipeline import webtext
+
+    real = webtext.trafilatura.extract
+
+    def extract(html, url=None, **kwargs):
+        if url.startswith("http://slow."):
+            time.sleep(1.0)
+        if url.startswith("http://broken."):
+            raise ValueError("no tree")
+        return real(html, url=url, **kwargs)
+
+    monkeypatch.setattr(webtext.trafilatura, "extract", extract)
+    caps = [_cap(PROSE.encode(), url=f"http://{c}.example/x")
+            for c in ("a", "slow", "broken", "b")]
+    config = CleanConfig(timeout_s=0.3)
+    cleaned = clean_captures(caps, config)
+    assert [(c.reason, c.reference and c.reference.url) for c in cleaned] == [
+        ("", "http://a.example/x"), ("extraction_timeout", None),
+        ("extraction_error", None), ("", "http://b.example/x")]
+    assert "ValueError: no tree" in cleaned[2].error
+    assert cleaned[1] == clean_capture(caps[1], config)
+
+
 def test_a_capture_that_raises_in_a_batch_gets_its_exception_in_its_place(monkeypatch):
     from wikisum.pipeline import references
 
-    real = references.extract_main_text
+    real = references.extract_main_texts
 
-    def crashes_on_b(html, url=None, **kwargs):
-        if url == "http://b.example/x":
-            raise RecursionError("too deep")
-        return real(html, url, **kwargs)
+    def crashes_on_b(pages, **kwargs):
+        return [RecursionError("too deep") if url == "http://b.example/x"
+                else real([(html, url)], **kwargs)[0] for html, url in pages]
 
-    monkeypatch.setattr(references, "extract_main_text", crashes_on_b)
+    monkeypatch.setattr(references, "extract_main_texts", crashes_on_b)
     caps = [_cap(PROSE.encode(), url=f"http://{c}.example/x") for c in "abc"]
     a, b, c = clean_captures(caps)
     assert isinstance(b, RecursionError)

@@ -16,6 +16,7 @@ from wikisum.pipeline.webtext import (
     ExtractionTimeout,
     decode_body,
     extract_main_text,
+    extract_main_texts,
 )
 
 # --- decode_body --------------------------------------------------------------------------------
@@ -185,6 +186,74 @@ def test_input_is_cut_to_max_chars(monkeypatch):
     monkeypatch.setattr(webtext.trafilatura, "extract", record)
     assert extract_main_text("<p>" + "a" * 100, max_chars=10, timeout_s=None) == "extracted"
     assert seen == [("<p>aaaaaaa", True)]
+
+
+def _by_url(calls, slow_s=3.0):
+    """A stand-in for trafilatura.extract whose answer depends on the page's URL: "slow" sleeps
+    ``slow_s``, "broken" raises; every call is recorded as (url, thread)."""
+
+    def extract(html, url=None, **kwargs):
+        calls.append((url, threading.current_thread()))
+        if url == "slow":
+            time.sleep(slow_s)
+        if url == "broken":
+            raise KeyError("boom")
+        return f" {url} text \n"
+
+    return extract
+
+
+@pytest.mark.parametrize("timeout_s", [None, 5.0])
+def test_extract_main_texts_gives_each_page_what_it_alone_gives(monkeypatch, timeout_s):
+    calls = []
+    monkeypatch.setattr(webtext.trafilatura, "extract", _by_url(calls))
+    pages = [("<p>a</p>", "a"), ("   ", "empty"), ("<p>b</p>", "broken"), ("<p>c</p>", "c")]
+    texts = extract_main_texts(pages, timeout_s=timeout_s)
+    assert texts[0] == "a text" and texts[1] == "" and texts[3] == "c text"
+    assert isinstance(texts[2], ExtractionError) and "boom" in str(texts[2])
+    assert not isinstance(texts[2], ExtractionTimeout)
+    assert [url for url, _ in calls] == ["a", "broken", "c"]  # a blank page is not extracted
+    # with a time limit the pages go to one helper thread in one hand-off
+    threads = {thread for _, thread in calls}
+    assert len(threads) == 1
+    assert (threads.pop() is threading.current_thread()) == (timeout_s is None)
+    assert extract_main_texts([], timeout_s=timeout_s) == []
+
+
+def test_a_page_past_its_limit_times_out_alone_and_the_pages_after_it_are_extracted(
+        monkeypatch):
+    calls = []
+    monkeypatch.setattr(webtext.trafilatura, "extract", _by_url(calls, slow_s=1.0))
+    start = time.monotonic()
+    texts = extract_main_texts([("<p>a</p>", "a"), ("<p>s</p>", "slow"), ("<p>c</p>", "c"),
+                                ("<p>d</p>", "d")], timeout_s=0.3)
+    assert time.monotonic() - start < 0.9  # not waiting for the slow page
+    assert texts[0] == "a text" and texts[2:] == ["c text", "d text"]
+    assert isinstance(texts[1], ExtractionTimeout)
+    time.sleep(1.0)  # the retired helper finishes the slow page, and starts nothing after it
+    assert sorted(url for url, _ in calls) == ["a", "c", "d", "slow"]
+    first, slow = calls[0][1], calls[1][1]
+    assert first is slow and calls[2][1] is not slow  # the pages after it: a fresh helper
+    assert extract_main_texts([("<p>e</p>", "e")], timeout_s=0.3) == ["e text"]
+
+
+def test_the_limit_is_each_pages_not_the_batchs(monkeypatch):
+    def paced(html, url=None, **kwargs):
+        time.sleep(0.15)
+        return url
+
+    monkeypatch.setattr(webtext.trafilatura, "extract", paced)
+    pages = [("<p>x</p>", str(i)) for i in range(5)]  # 0.75 s together, 0.15 s each
+    assert extract_main_texts(pages, timeout_s=0.4) == [str(i) for i in range(5)]
+
+
+def test_an_interrupt_in_the_helper_reaches_the_caller(monkeypatch):
+    def interrupted(html, url=None, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(webtext.trafilatura, "extract", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        extract_main_texts([("<p>a</p>", "a")], timeout_s=5.0)
 
 
 # --- paragraphs ---------------------------------------------------------------------------------
