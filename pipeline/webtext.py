@@ -20,10 +20,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from configparser import ConfigParser
 from typing import TypeVar
 
 import charset_normalizer
 import trafilatura
+from trafilatura.settings import DEFAULT_CONFIG
 
 _T = TypeVar("_T")
 
@@ -238,7 +240,7 @@ def extract_main_text(
     if timeout_s is None:
         return _extract_page(html, url, max_chars)
     [text] = extract_main_texts([(html, url)], max_chars=max_chars, timeout_s=timeout_s)
-    if isinstance(text, ExtractionError):
+    if isinstance(text, Exception):
         raise text
     return text
 
@@ -248,36 +250,55 @@ def extract_main_texts(
     *,
     max_chars: int = DEFAULT_MAX_CHARS,
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
-) -> list[str | ExtractionError]:
+) -> list[str | Exception]:
     """:func:`extract_main_text` of each ``(html, url)``, in order: the main text, or in its
     place the `ExtractionError` (or `ExtractionTimeout`) that the page alone would raise.
 
     With a time limit, the pages go to the helper thread in one hand-off and are extracted
     one after the other there, while the caller sleeps until the batch is done or the page
     under way has taken `timeout_s` (counted from when the page started). A page past its
-    limit is `ExtractionTimeout`; its helper is left to finish that page alone, and the pages
-    after it go to a fresh helper. One hand-off per page instead cost 2 to 4 % of the
-    extraction's time (bench/ingest.py's pages, docs/benchmarks.md).
+    limit is `ExtractionTimeout`; its helper is left to finish that page alone (it starts no
+    other), and the pages after it go to a fresh helper. One hand-off per page instead cost
+    about 5 % of the extraction's time (bench/extraction_call.py, docs/benchmarks.md). An
+    error on the caller's side (a helper thread that cannot start) is handed back in place of
+    each page it leaves undone; the pages done before it keep their texts.
     """
     if timeout_s is None:
         return [_extract_or_error(html, url, max_chars) for html, url in pages]
+    if not 0 < timeout_s <= threading.TIMEOUT_MAX:
+        raise ValueError(f"timeout_s must be positive and at most {threading.TIMEOUT_MAX}, "
+                         f"got {timeout_s}")
     pages = list(pages)
-    texts: list[str | ExtractionError] = []
+    texts: list[str | Exception] = []
     while len(texts) < len(pages):
-        worker = getattr(_workers, "thread", None)
-        if worker is None:
-            worker = _workers.thread = _ExtractionThread()
-        done, finished = worker.run(
-            [functools.partial(_extract_or_error, html, url, max_chars)
-             for html, url in pages[len(texts):]], timeout_s)
+        try:
+            worker = getattr(_workers, "thread", None)
+            if worker is None:
+                worker = _workers.thread = _ExtractionThread()
+            done, finished = worker.run(
+                [functools.partial(_extract_or_error, html, url, max_chars)
+                 for html, url in pages[len(texts):]], timeout_s)
+        except Exception as error:  # noqa: BLE001 - the caller's side, not a page's
+            _retire()
+            return texts + [error] * (len(pages) - len(texts))
+        except BaseException:  # an interrupt: the batch is given up, its helper with it
+            _retire()
+            raise
         texts += done
         if not finished:
             # The helper is still busy with the runaway page: retire it (it exits once that
             # page is done) and give this calling thread a fresh one for the pages after it.
-            worker.requests.put(None)
-            _workers.thread = None
+            _retire()
             texts.append(ExtractionTimeout(f"extraction took longer than {timeout_s} s"))
     return texts
+
+
+def _retire() -> None:
+    """Let this calling thread's helper exit once it is idle; the next call starts another."""
+    worker = getattr(_workers, "thread", None)
+    _workers.thread = None
+    if worker is not None:
+        worker.requests.put(None)
 
 
 def _extract_page(html: str, url: str | None, max_chars: int) -> str:
@@ -296,10 +317,51 @@ def _extract_page(html: str, url: str | None, max_chars: int) -> str:
             include_formatting=False,
             deduplicate=False,
             with_metadata=False,
+            config=_SETTINGS,
         )
     except Exception as error:
         raise ExtractionError(f"{type(error).__name__}: {error}") from error
     return (text or "").strip()
+
+
+class _SettingsReadOnce(ConfigParser):
+    """trafilatura's settings, each value converted once and kept: trafilatura reads them
+    through ``getint`` and its siblings, builds its ``Extractor`` (eight of them) on every
+    call, and configparser's lookup and interpolation took about 2 % of a small page's
+    extraction. The values are those of ``trafilatura.settings.DEFAULT_CONFIG``, which nothing
+    here changes; a call with any keyword (``fallback``, ``raw``, ``vars``) is not kept."""
+
+    def __init__(self, settings: ConfigParser) -> None:
+        super().__init__()
+        self.read_dict({"DEFAULT": dict(settings.defaults()),
+                        **{name: dict(settings.items(name, raw=True))
+                           for name in settings.sections()}})
+        self._values: dict[tuple[str, str, str], object] = {}
+
+    def _read(self, how: str, section: str, option: str, kwargs: dict):
+        if kwargs:
+            return getattr(ConfigParser, how)(self, section, option, **kwargs)
+        key = (how, section, option)
+        try:
+            return self._values[key]
+        except KeyError:
+            value = self._values[key] = getattr(ConfigParser, how)(self, section, option)
+            return value
+
+    def get(self, section, option, **kwargs):  # type: ignore[override]
+        return self._read("get", section, option, kwargs)
+
+    def getint(self, section, option, **kwargs):  # type: ignore[override]
+        return self._read("getint", section, option, kwargs)
+
+    def getfloat(self, section, option, **kwargs):  # type: ignore[override]
+        return self._read("getfloat", section, option, kwargs)
+
+    def getboolean(self, section, option, **kwargs):  # type: ignore[override]
+        return self._read("getboolean", section, option, kwargs)
+
+
+_SETTINGS = _SettingsReadOnce(DEFAULT_CONFIG)
 
 
 def _extract_or_error(html: str, url: str | None, max_chars: int) -> str | ExtractionError:
@@ -311,16 +373,39 @@ def _extract_or_error(html: str, url: str | None, max_chars: int) -> str | Extra
 
 class _Batch:
     """Pages handed to an :class:`_ExtractionThread`: their calls, the results so far, which
-    call is under way since when (``current``, set in one assignment), and whether the caller
-    has given up (``cancelled``: the helper starts no further call)."""
+    call is under way since when (``current``), and whether the caller has given up
+    (``cancelled``). The helper starts a call, and records its result, only under ``lock``
+    and while not cancelled; the caller reads and cancels under it: so a batch given up at
+    page k holds the results of the pages before it, and no later page is started."""
 
     def __init__(self, functions: list[Callable[[], _T]]) -> None:
-        self.functions = functions
+        self.functions: list[Callable[[], _T]] | None = functions
         self.results: list[_T] = []
         self.current = (0, time.monotonic())
         self.cancelled = False
         self.error: BaseException | None = None
+        self.lock = threading.Lock()
         self.done = threading.Event()
+
+    def start(self, index: int) -> bool:
+        """The helper: whether call ``index`` may start (then its clock starts now)."""
+        with self.lock:
+            if self.cancelled:
+                return False
+            self.current = (index, time.monotonic())
+            return True
+
+    def overdue(self, timeout_s: float) -> float:
+        """The caller: seconds left to the call under way (> 0), else 0 after cancelling."""
+        with self.lock:
+            index, started = self.current
+            if len(self.results) > index:  # done with it, the next not started yet
+                return timeout_s
+            left = started + timeout_s - time.monotonic()
+            if left <= 0:
+                self.cancelled = True
+                return 0.0
+            return left
 
 
 class _ExtractionThread:
@@ -337,17 +422,26 @@ class _ExtractionThread:
     def _serve(self) -> None:
         while True:
             batch = self.requests.get()
-            if batch is None:  # retired after a timeout: finish and exit
+            if batch is None:  # retired: finish and exit
                 return
-            for function in batch.functions:
-                if batch.cancelled:
+            self._run(batch)
+            del batch  # an idle helper holds no page
+
+    @staticmethod
+    def _run(batch: _Batch) -> None:
+        functions, batch.functions = batch.functions or [], None
+        try:
+            for index, function in enumerate(functions):
+                if not batch.start(index):
                     break
-                batch.current = (len(batch.results), time.monotonic())
                 try:
-                    batch.results.append(function())
+                    value = function()
                 except BaseException as error:  # handed to the waiting thread, which re-raises
                     batch.error = error
                     break
+                with batch.lock:
+                    batch.results.append(value)
+        finally:
             batch.done.set()
 
     def run(self, functions: list[Callable[[], _T]], timeout_s: float) -> tuple[list[_T], bool]:
@@ -355,16 +449,17 @@ class _ExtractionThread:
         than ``timeout_s``, the results before it and False (this helper is then still busy)."""
         batch = _Batch(functions)
         self.requests.put(batch)
-        wait_s = timeout_s
-        while not batch.done.wait(wait_s):
-            index, started = batch.current
-            if len(batch.results) > index:  # between two calls: look again in a moment
-                wait_s = 0.001
-                continue
-            wait_s = started + timeout_s - time.monotonic()
-            if wait_s <= 0:
+        try:
+            wait_s = timeout_s
+            while not batch.done.wait(wait_s):
+                wait_s = batch.overdue(timeout_s)
+                if not wait_s:
+                    with batch.lock:
+                        return batch.results[:batch.current[0]], False
+        except BaseException:
+            with batch.lock:
                 batch.cancelled = True
-                return batch.results[:index], False
+            raise
         if batch.error is not None:
             raise batch.error
         return batch.results, True

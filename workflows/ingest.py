@@ -10,6 +10,7 @@ from wikisum.core import progress
 from wikisum.pipeline.clones import CLONE_MEASURES
 from wikisum.pipeline.ingest.config import (
     ARTICLE_OUTCOMES,
+    MAX_TIMEOUT_S,
     MISSING_FILES,
     AttachConfig,
     CleanConfig,
@@ -95,7 +96,7 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                    default=CleanConfig.max_page_bytes, metavar="SIZE",
                    help="captures larger than this are dropped as too_large "
                         f"(default: {checks.format_size(CleanConfig.max_page_bytes)})")
-    p.add_argument("--page-timeout", type=checks.number(0, 3600, low_open=True),
+    p.add_argument("--page-timeout", type=checks.number(0, MAX_TIMEOUT_S, low_open=True),
                    default=CleanConfig.timeout_s, metavar="S",
                    help="seconds allowed for extracting one page's text "
                         "(default: %(default)s)")

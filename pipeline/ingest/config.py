@@ -71,6 +71,10 @@ class DedupConfig:
             raise ValueError(f"num_perm must be at least 2, got {self.num_perm}")
 
 
+# The longest time limit of one page's extraction (--page-timeout's bound).
+MAX_TIMEOUT_S = 3600.0
+
+
 @dataclass(frozen=True)
 class CleanConfig:
     """How a capture becomes a reference: its size limit, the time allowed for extracting its
@@ -82,6 +86,10 @@ class CleanConfig:
     timeout_s: float = 20.0  # for extracting one page's text
     min_words: int = DEFAULT_MIN_WORDS
     identify_language: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.timeout_s <= MAX_TIMEOUT_S:
+            raise ValueError(f"timeout_s must be in (0, {MAX_TIMEOUT_S}], got {self.timeout_s}")
 
 
 @dataclass(frozen=True)

@@ -213,25 +213,30 @@ def test_a_batch_drops_the_pages_whose_extraction_fails_or_times_out_and_keeps_t
         monkeypatch):
     from wikisum.pipeline import webtext
 
-    real = webtext.trafilatura.extract
-
-    def extract(html, url=None, **kwargs):
+    def extract(html, url=None, **kwargs):  # trafilatura, stood in for: no first-call delay
         if url.startswith("http://slow."):
-            time.sleep(1.0)
+            time.sleep(2.0)
         if url.startswith("http://broken."):
             raise ValueError("no tree")
-        return real(html, url=url, **kwargs)
+        return ("The Kestrel Works mill has ground corn on the river since 1801, and it still "
+                "runs on water power today.")
 
     monkeypatch.setattr(webtext.trafilatura, "extract", extract)
     caps = [_cap(PROSE.encode(), url=f"http://{c}.example/x")
             for c in ("a", "slow", "broken", "b")]
-    config = CleanConfig(timeout_s=0.3)
+    config = CleanConfig(timeout_s=0.5)
     cleaned = clean_captures(caps, config)
     assert [(c.reason, c.reference and c.reference.url) for c in cleaned] == [
         ("", "http://a.example/x"), ("extraction_timeout", None),
         ("extraction_error", None), ("", "http://b.example/x")]
     assert "ValueError: no tree" in cleaned[2].error
-    assert cleaned[1] == clean_capture(caps[1], config)
+    assert [clean_capture(c, config) for c in caps] == cleaned
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1.0, float("inf")])
+def test_a_clean_config_refuses_a_time_limit_that_is_not_one(timeout_s):
+    with pytest.raises(ValueError, match="timeout_s"):
+        CleanConfig(timeout_s=timeout_s)
 
 
 def test_a_capture_that_raises_in_a_batch_gets_its_exception_in_its_place(monkeypatch):

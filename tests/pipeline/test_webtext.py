@@ -2,6 +2,7 @@ import gzip
 import random
 import threading
 import time
+import weakref
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
@@ -254,6 +255,134 @@ def test_an_interrupt_in_the_helper_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(webtext.trafilatura, "extract", interrupted)
     with pytest.raises(KeyboardInterrupt):
         extract_main_texts([("<p>a</p>", "a")], timeout_s=5.0)
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1.0, float("inf")])
+def test_a_time_limit_that_is_not_one_is_refused(timeout_s):
+    with pytest.raises(ValueError, match="timeout_s"):
+        extract_main_texts([("<p>a</p>", "a")], timeout_s=timeout_s)
+
+
+def test_an_idle_helper_holds_no_page():
+    class Page:  # a page's call, whose lifetime a weak reference can follow
+        def __call__(self):
+            return "text"
+
+    page = Page()
+    alive = weakref.ref(page)
+    helper = webtext._ExtractionThread()
+    try:
+        assert helper.run([page], 5.0) == (["text"], True)
+        del page
+        deadline = time.monotonic() + 2.0
+        while alive() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert alive() is None
+    finally:
+        helper.requests.put(None)
+
+
+class _InterruptedWait(threading.Event):
+    def wait(self, timeout=None):
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_caller_gives_its_batch_up_and_its_helper(monkeypatch):
+    calls = []
+    monkeypatch.setattr(webtext.trafilatura, "extract", _by_url(calls, slow_s=0.2))
+    real_batch = webtext._Batch
+
+    class Interrupted(real_batch):
+        def __init__(self, functions):
+            super().__init__(functions)
+            self.done = _InterruptedWait()
+
+    monkeypatch.setattr(webtext, "_Batch", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        extract_main_texts([("<p>s</p>", "slow"), ("<p>b</p>", "b"), ("<p>c</p>", "c")],
+                           timeout_s=5.0)
+    assert getattr(webtext._workers, "thread", None) is None  # retired
+    time.sleep(0.6)  # the helper finishes what it had begun, and begins nothing more
+    assert [url for url, _ in calls] in ([], ["slow"])
+    monkeypatch.setattr(webtext, "_Batch", real_batch)
+    assert extract_main_texts([("<p>d</p>", "d")], timeout_s=5.0) == ["d text"]
+
+
+def test_an_error_on_the_callers_side_takes_the_pages_left_and_keeps_those_done(monkeypatch):
+    calls = []
+    monkeypatch.setattr(webtext.trafilatura, "extract", _by_url(calls, slow_s=1.0))
+    real_thread = webtext._ExtractionThread
+    started = []
+
+    def helpers():
+        if started:
+            raise RuntimeError("can't start new thread")
+        started.append(1)
+        return real_thread()
+
+    monkeypatch.setattr(webtext._workers, "thread", None)
+    monkeypatch.setattr(webtext, "_ExtractionThread", helpers)
+    texts = extract_main_texts([("<p>a</p>", "a"), ("<p>s</p>", "slow"), ("<p>b</p>", "b"),
+                                ("<p>c</p>", "c")], timeout_s=0.3)
+    assert texts[0] == "a text" and isinstance(texts[1], ExtractionTimeout)
+    assert [type(t) for t in texts[2:]] == [RuntimeError, RuntimeError]
+    monkeypatch.setattr(webtext, "_ExtractionThread", real_thread)
+    with pytest.raises(RuntimeError, match="can't start"):
+        monkeypatch.setattr(webtext, "_ExtractionThread", helpers)
+        extract_main_text("<p>d</p>", "d", timeout_s=0.3)
+
+
+def test_settings_read_once_give_trafilaturas_values():
+    from trafilatura.settings import DEFAULT_CONFIG
+
+    settings = webtext._SettingsReadOnce(DEFAULT_CONFIG)
+    options = [(section, option) for section in ["DEFAULT", *DEFAULT_CONFIG.sections()]
+               for option in DEFAULT_CONFIG[section]]
+    assert len(options) > 10
+    for section, option in options:
+        for how in ("get", "getint", "getfloat", "getboolean"):
+            try:
+                expected = getattr(DEFAULT_CONFIG, how)(section, option)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    getattr(settings, how)(section, option)
+                continue
+            assert getattr(settings, how)(section, option) == expected  # read
+            assert getattr(settings, how)(section, option) == expected  # kept
+    assert settings.getint("DEFAULT", "NO_SUCH_SETTING", fallback=7) == 7
+
+
+def _trafilatura_with_its_own_settings(html, url):
+    return (webtext.trafilatura.extract(
+        html, url=url, output_format="txt", include_comments=False, include_tables=False,
+        include_images=False, include_links=False, include_formatting=False,
+        deduplicate=False, with_metadata=False) or "").strip()
+
+
+def test_extraction_with_the_settings_read_once_is_trafilaturas(sample_corpus):
+    from wikisum.pipeline.warcs import Capture, iter_records
+
+    folder, _ = sample_corpus
+    pages = []
+    for path in sorted((folder / "warc").glob("*.warc.gz"))[:1]:
+        with open(path, "rb") as f:
+            pages += [(decode_body(r.body, r.content_type)[0], r.url)
+                      for r in iter_records(f, str(path), max_bytes=10**7)
+                      if isinstance(r, Capture) and "html" in r.content_type][:150]
+    assert len(pages) >= 50
+    for html, url in [(PAGE, "https://river.example/history"), *pages]:
+        assert extract_main_text(html, url, timeout_s=None) == (
+            _trafilatura_with_its_own_settings(html, url))
+
+
+@pytest.mark.shared_data
+def test_extraction_with_the_settings_read_once_is_trafilaturas_on_real_pages(shared_data):
+    folder = shared_data / "extraction" / "pages"
+    for path in sorted(folder.glob("*.html.gz"))[:60]:
+        html, _ = decode_body(gzip.decompress(path.read_bytes()), None)
+        url = f"https://{path.name}.example/"
+        assert extract_main_text(html, url, timeout_s=None) == (
+            _trafilatura_with_its_own_settings(html, url))
 
 
 # --- paragraphs ---------------------------------------------------------------------------------

@@ -1,35 +1,41 @@
-"""bench/handoff.py: what handing pages to the extraction's helper thread costs, paired.
+"""bench/extraction_call.py: how the cleaning calls trafilatura, paired.
 
 The cleaning extracts a page's main text (trafilatura) in a helper thread, so that a runaway
 page can be given up after its time limit (``wikisum.pipeline.webtext``). This script runs the
-same pages three ways, alternated a batch at a time so that a machine that speeds up or slows
-down moves all three alike:
+same pages four ways, alternated a batch at a time (the order turned one step every batch) so
+that a machine that speeds up or slows down moves them all alike:
 
+  before      how the cleaning called it before ``extract_main_texts`` (reproduced here): one
+              hand-off a page, trafilatura reading its settings on every call
   in-thread   ``extract_main_text(..., timeout_s=None)``: in the calling thread, no time limit
               (what bench/ingest.py's bare loop does)
   per-page    ``extract_main_text(..., timeout_s=20)`` page after page: one hand-off a page
   per-batch   ``extract_main_texts(batch, timeout_s=20)``: one hand-off a batch, what
               ``clean_captures`` does; each page keeps its own time limit
 
-on the sample's HTML pages (bench/ingest.py's corpus, made in --work or reused) and, where the
-shared extraction pages are present, on those real pages. It prints the seconds of each way and
-their ratios, and writes them to --out. Run by hand on an idle machine:
+(the last three with the settings read once, ``webtext._SETTINGS``) on the sample's HTML pages
+(bench/ingest.py's corpus, made in --work or reused) and, where the shared extraction pages are
+present, on those real pages. It prints the seconds of each way and their ratios, checks that
+all four give the same texts, and writes the figures to --out. Run by hand on an idle machine:
 
-    .venv/bin/python bench/handoff.py --config configs/bench/handoff.yaml
+    .venv/bin/python bench/extraction_call.py --config configs/bench/extraction-call.yaml
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import queue
 import shlex
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("in-thread", "per-page", "per-batch")
+MODES = ("before", "in-thread", "per-page", "per-batch")
 TIMEOUT_S = 20.0
 
 
@@ -60,14 +66,68 @@ def shared_pages(pages_dir: Path, limit: int) -> list[tuple[str, str]]:
             for i, body in enumerate(real_pages(pages_dir)[:limit])]
 
 
+class PerPageBefore:
+    """The cleaning's hand-off before ``extract_main_texts`` (commit 135b03c^,
+    ``webtext._call_with_timeout``), reproduced: one request and one event a page, the caller
+    waiting on each in turn."""
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            function, outcome, done = self.requests.get()
+            try:
+                outcome["value"] = function()
+            except BaseException as error:  # noqa: BLE001 - raised again by the caller
+                outcome["error"] = error
+            done.set()
+
+    def call(self, function, timeout_s: float):
+        outcome: dict = {}
+        done = threading.Event()
+        self.requests.put((function, outcome, done))
+        if not done.wait(timeout_s):
+            raise TimeoutError(f"longer than {timeout_s} s")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+
 def measure(pages: list[tuple[str, str]], batch: int, rounds: int) -> dict:
     """Seconds of each way over ``pages`` ``rounds`` times, the ways alternated per batch (the
-    order of the three turned around every other batch)."""
-    from wikisum.pipeline.webtext import extract_main_text, extract_main_texts
+    order of the four turned one step every batch, so each way runs as often in each place)."""
+    from trafilatura.settings import DEFAULT_CONFIG
+
+    from wikisum.pipeline import webtext
+    from wikisum.pipeline.webtext import ExtractionError, extract_main_texts
+
+    old = PerPageBefore()
+
+    def each(extract, chunk):  # a page's error in its place, as extract_main_texts gives it
+        texts = []
+        for html, url in chunk:
+            try:
+                texts.append(extract(html, url))
+            except ExtractionError as error:
+                texts.append(error)
+        return texts
+
+    def before(chunk):
+        read_once, webtext._SETTINGS = webtext._SETTINGS, DEFAULT_CONFIG
+        try:
+            return each(lambda h, u: old.call(functools.partial(
+                webtext._extract_page, h, u, webtext.DEFAULT_MAX_CHARS), TIMEOUT_S), chunk)
+        finally:
+            webtext._SETTINGS = read_once
 
     ways = {
-        "in-thread": lambda ch: [extract_main_text(h, u, timeout_s=None) for h, u in ch],
-        "per-page": lambda ch: [extract_main_text(h, u, timeout_s=TIMEOUT_S) for h, u in ch],
+        "before": before,
+        "in-thread": lambda ch: each(
+            lambda h, u: webtext.extract_main_text(h, u, timeout_s=None), ch),
+        "per-page": lambda ch: each(
+            lambda h, u: webtext.extract_main_text(h, u, timeout_s=TIMEOUT_S), ch),
         "per-batch": lambda ch: extract_main_texts(ch, timeout_s=TIMEOUT_S),
     }
     seconds = dict.fromkeys(MODES, 0.0)
@@ -77,7 +137,8 @@ def measure(pages: list[tuple[str, str]], batch: int, rounds: int) -> dict:
         spent = dict.fromkeys(MODES, 0.0)
         for i in range(0, len(pages), batch):
             chunk = pages[i:i + batch]
-            order = MODES if (i // batch + r) % 2 == 0 else MODES[::-1]
+            k = (i // batch + r) % len(MODES)
+            order = MODES[k:] + MODES[:k]
             for mode in order:
                 start = time.perf_counter()
                 texts = ways[mode](chunk)
@@ -90,14 +151,17 @@ def measure(pages: list[tuple[str, str]], batch: int, rounds: int) -> dict:
             per_round[mode].append(spent[mode])
         print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{m} {spent[m]:.2f} s" for m in MODES),
               flush=True)
-    same = outputs["in-thread"] == outputs["per-page"] == outputs["per-batch"]
+    same = all(outputs[mode] == outputs["before"] for mode in MODES)
+
+    def median_ratio(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(per_round[a], per_round[b], strict=True))
+
     ratios = {
-        "per_batch_vs_per_page": statistics.median(
-            b / p for b, p in zip(per_round["per-batch"], per_round["per-page"], strict=True)),
-        "per_page_vs_in_thread": statistics.median(
-            p / t for p, t in zip(per_round["per-page"], per_round["in-thread"], strict=True)),
-        "per_batch_vs_in_thread": statistics.median(
-            b / t for b, t in zip(per_round["per-batch"], per_round["in-thread"], strict=True)),
+        "per_batch_vs_before": median_ratio("per-batch", "before"),
+        "per_page_vs_before": median_ratio("per-page", "before"),
+        "per_batch_vs_per_page": median_ratio("per-batch", "per-page"),
+        "per_page_vs_in_thread": median_ratio("per-page", "in-thread"),
+        "per_batch_vs_in_thread": median_ratio("per-batch", "in-thread"),
     }
     return {"pages": len(pages), "batch": batch, "rounds": rounds, "seconds": seconds,
             "rounds_s": per_round, "ratios": ratios, "same_texts": same}
@@ -122,11 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="passes over the pages")
     parser.add_argument("--real-rounds", type=int, default=2,
                         help="passes over the real pages")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "handoff.json",
-                        metavar="RESULTS.json")
+    parser.add_argument("--out", type=Path, metavar="RESULTS.json",
+                        default=ROOT / "bench" / "results" / "extraction_call.json")
     args = options.parse(parser, argv)
 
-    results = {"bench": "handoff", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    results = {"bench": "extraction_call", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "command": shlex.join([sys.executable, *sys.argv]), "timeout_s": TIMEOUT_S}
     sets = {"sample": (sample_pages(args.work.resolve(), args.articles, args.seed, args.pages),
                        args.rounds)}
@@ -142,11 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         r = results[name]
         print(f"{name} ({r['pages']} pages x {r['rounds']}): "
               + ", ".join(f"{m} {r['seconds'][m]:.2f} s" for m in MODES))
-        print("  medians of the rounds' ratios: per-batch / per-page "
-              f"{r['ratios']['per_batch_vs_per_page']:.3f}, per-page / in-thread "
-              f"{r['ratios']['per_page_vs_in_thread']:.3f}, per-batch / in-thread "
-              f"{r['ratios']['per_batch_vs_in_thread']:.3f}; the same texts all three ways: "
-              f"{r['same_texts']}")
+        print("  medians of the rounds' ratios: "
+              + ", ".join(f"{k.replace('_vs_', ' / ').replace('_', '-')} {v:.3f}"
+                          for k, v in r["ratios"].items())
+              + f"; the same texts all four ways: {r['same_texts']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwrote {args.out}")
