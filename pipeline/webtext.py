@@ -259,7 +259,8 @@ def extract_main_texts(
     under way has taken `timeout_s` (counted from when the page started). A page past its
     limit is `ExtractionTimeout`; its helper is left to finish that page alone (it starts no
     other), and the pages after it go to a fresh helper. One hand-off per page instead cost
-    about 5 % of the extraction's time (bench/extraction_call.py, docs/benchmarks.md). An
+    about 6 % of the extraction's time on small pages (the sample's, a few milliseconds each),
+    nothing measurable on real ones (bench/extraction_call.py, docs/benchmarks.md). An
     error on the caller's side (a helper thread that cannot start) is handed back in place of
     each page it leaves undone; the pages done before it keep their texts.
     """
