@@ -512,6 +512,11 @@ def median_run(runs: list[dict]) -> dict:
     return merged
 
 
+def seconds_of(run: dict) -> float:
+    """A run's measured seconds: the loop's own, or the job's inside its process."""
+    return run["loop_s"] if run["kind"] == "loop" else run["job_s"]
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -654,19 +659,18 @@ def bench(args: argparse.Namespace, work: Path) -> int:
                   + " ...", flush=True)
             made[name].append(fn())
             last = made[name][-1]
-            print(f"  {last['loop_s'] if last['kind'] == 'loop' else last['job_s']:.1f} s, "
+            print(f"  {seconds_of(last):.1f} s, "
                   f"peak {last['peak_tree_rss_mib']:.0f} MiB", flush=True)
     runs: dict[str, dict] = {}
     for name, on, workers, n_files, _ in settings:
         run = median_run(made[name])
-        seconds = run["loop_s"] if run["kind"] == "loop" else run["job_s"]
+        seconds = seconds_of(run)
         cpu = run["loop_cpu_s"] if run["kind"] == "loop" else run["cpu_s"]
         run.update(corpus_pages=on["pages"], seconds=seconds, workers=workers,
                    input_files=n_files, pages_per_s=on["pages"] / seconds,
                    pages_per_s_per_core=on["pages"] / seconds / workers,
                    pages_per_cpu_s=on["pages"] / cpu,
-                   rounds_s=[r["loop_s"] if r["kind"] == "loop" else r["job_s"]
-                             for r in made[name]])
+                   rounds_s=[seconds_of(r) for r in made[name]])
         runs[name] = run
         if rounds > 1:
             print(f"{name}: median {seconds:.1f} s, {run['pages_per_s']:.1f} pages/s, "

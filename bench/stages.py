@@ -45,7 +45,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("cleaning: decoding", r"wikisum/pipeline/webtext\.py:decode_body|charset_normalizer"),
     ("reading WARC/WET records", r"wikisum/pipeline/warcs\.py|/warcio/"),
     ("cleaning: the rest (URLs, checks, records)",
-     r"wikisum/pipeline/references\.py:(clean_captures?|_prepare|_extract|_finish)$|"
+     r"wikisum/pipeline/references\.py:(clean_captures?|_prepare|_extracted|_finish)$|"
      r"wikisum/pipeline/ingest/references\.py:clean$"),
     ("dump: wikitext parsing", r"wikisum/pipeline/wikitext\.py|mwparserfromhell"),
     ("dump: reading pages", r"wikisum/pipeline/dumps\.py"),
