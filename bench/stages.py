@@ -45,7 +45,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ("cleaning: decoding", r"wikisum/pipeline/webtext\.py:decode_body|charset_normalizer"),
     ("reading WARC/WET records", r"wikisum/pipeline/warcs\.py|/warcio/"),
     ("cleaning: the rest (URLs, checks, records)",
-     r"wikisum/pipeline/references\.py:(clean_captures?|_prepare|_extracted|_finish)$|"
+     r"wikisum/pipeline/references\.py:(clean_captures?|_prepare|_extracted|_filtered|"
+     r"_languages|_cleaned)$|"
      r"wikisum/pipeline/ingest/references\.py:clean$"),
     ("dump: wikitext parsing", r"wikisum/pipeline/wikitext\.py|mwparserfromhell"),
     ("dump: reading pages", r"wikisum/pipeline/dumps\.py"),
@@ -231,7 +232,7 @@ def split_stages(profile: dict, cpu_s: float) -> dict:
 # in the innermost one only, so the stages do not overlap.
 TIMED: tuple[tuple[str, str, str], ...] = (
     ("cleaning: trafilatura", "trafilatura", "extract"),
-    ("cleaning: language identification", "wikisum.pipeline.references", "identify"),
+    ("cleaning: language identification", "wikisum.pipeline.references", "identify_many"),
     ("cleaning: paragraph filter", "wikisum.pipeline.references", "filter_paragraphs"),
     ("cleaning: paragraph filter", "wikisum.pipeline.references", "split_paragraphs"),
     ("cleaning: decoding", "wikisum.pipeline.references", "decode_body"),

@@ -8,6 +8,7 @@ drop. Their settings, :class:`~wikisum.pipeline.ingest.config.CleanConfig` and
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -18,7 +19,7 @@ from wikisum.core.text import words
 from wikisum.pipeline.clones import is_self_page, lead_words, recall_of
 from wikisum.pipeline.dedup import duplicate_paragraphs
 from wikisum.pipeline.ingest.config import AttachConfig, CleanConfig
-from wikisum.pipeline.language import UNDETERMINED, Language, identify, is_wrong_language
+from wikisum.pipeline.language import UNDETERMINED, Language, identify_many, is_wrong_language
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.warcs import Capture
 from wikisum.pipeline.webtext import (
@@ -28,6 +29,8 @@ from wikisum.pipeline.webtext import (
     decode_body,
     extract_main_texts,
 )
+
+log = logging.getLogger("wikisum.ingest")
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
 TEXT_TYPES = frozenset({"text/plain"})
@@ -98,12 +101,29 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
         else:
             texts[i] = text
             out[i] = out[i]._replace(text="")  # the decoded page is not needed past here
+    filtered: dict[int, tuple[_Prepared, list[str], Counter]] = {}
     for i, step in enumerate(out):
         if isinstance(step, _Prepared):
             try:
-                out[i] = _finish(step, texts[i], config)
+                done = _filtered(step, texts[i], config)
             except Exception as exc:  # noqa: BLE001
-                out[i] = exc
+                done = exc
+            if isinstance(done, tuple):
+                filtered[i] = done
+            else:
+                out[i] = done
+    try:  # every page's language from one walk over all of them
+        languages = _languages([kept for _, kept, _ in filtered.values()], config)
+    except Exception as exc:  # noqa: BLE001 - not a page's: each page is asked alone
+        log.debug("the batch's language identification failed (%s); page by page", exc)
+        languages = None
+    for n, (i, (step, kept, counts)) in enumerate(filtered.items()):
+        try:
+            language = (languages[n] if languages is not None
+                        else _languages([kept], config)[0])
+            out[i] = _cleaned(step, kept, counts, language)
+        except Exception as exc:  # noqa: BLE001
+            out[i] = exc
     return out  # type: ignore[return-value]
 
 
@@ -193,17 +213,28 @@ def _extracted(step: _Prepared, text: str | Exception | None) -> Cleaned | Excep
     return text  # type: ignore[return-value]
 
 
-def _finish(step: _Prepared, text: str, config: CleanConfig) -> Cleaned:
-    cap = step.cap
+def _filtered(step: _Prepared, text: str, config: CleanConfig
+              ) -> Cleaned | tuple[_Prepared, list[str], Counter]:
+    """The page's prose paragraphs and the paragraph filter's counts, or its drop."""
     kept, dropped = filter_paragraphs(split_paragraphs(text), min_words=config.min_words,
                                       main_text=step.kind == "html")
     counts = Counter(reason for _, reason in dropped)
-    if kept:
-        counts["kept"] = len(kept)
     if not kept:
         return Cleaned(None, "empty_text", "no prose paragraph", counts)
+    counts["kept"] = len(kept)
+    return step, kept, counts
+
+
+def _languages(pages: list[list[str]], config: CleanConfig) -> list[Language]:
+    """The language of each page's kept paragraphs (:func:`identify_many`)."""
+    if not config.identify_language:
+        return [_UNIDENTIFIED] * len(pages)
+    return identify_many(["\n".join(kept) for kept in pages])
+
+
+def _cleaned(step: _Prepared, kept: list[str], counts: Counter, language: Language) -> Cleaned:
+    cap = step.cap
     container = "wet" if cap.record_type == "conversion" else "warc"
-    language = identify("\n".join(kept)) if config.identify_language else _UNIDENTIFIED
     return Cleaned(Reference(step.url, cap.source_file, cap.offset, cap.record_id, cap.date,
                              container, tuple(kept), language.code,
                              round(language.confidence, 4)), paragraphs=counts)

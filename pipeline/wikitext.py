@@ -69,6 +69,12 @@ _DISAMBIGUATION_TEMPLATES = frozenset(
     }
 )
 
+# Every name above, and " disambiguation", contains one of these (tested): an article whose
+# wikitext, lowercased, holds none of them and no comment (which can split a name) has no
+# disambiguation template, and its tree is not searched for one.
+_DISAMBIGUATION_STEMS = ("disamb", "dab", "hndis", "geodis", "numberdis", "begriffsklärung",
+                         "ujednoznacznienie")
+
 # Link prefixes whose targets are not shown as text: media and categories (lowercased, with a
 # few localised names), and interlanguage links (below).
 _HIDDEN_NAMESPACES = frozenset(
@@ -203,10 +209,17 @@ def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
         sections=sections,
         citation_urls=tuple(citations),
         is_redirect=False,
-        is_disambiguation=any(
+        is_disambiguation=_may_name_disambiguation(wikitext) and any(
             _is_disambiguation(template.name) for template in code.ifilter_templates()
         ),
     )
+
+
+def _may_name_disambiguation(wikitext: str) -> bool:
+    if "<!--" in wikitext:
+        return True
+    lowered = wikitext.lower()
+    return any(stem in lowered for stem in _DISAMBIGUATION_STEMS)
 
 
 def article_url(title: str, lang: str = "en") -> str:

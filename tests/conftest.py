@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# What wikisum caches (the unpacked language model) goes to a folder of the tests' own, shared by
+# their processes and runs, never to the user's cache folder.
+os.environ["WIKISUM_CACHE_DIR"] = str(Path(tempfile.gettempdir()) / "wikisum-tests-cache")
 # Real public data lives beside the project, never inside it (see ../shared/data/README.md).
 SHARED_DATA = ROOT.parent / "shared" / "data"
 

@@ -73,18 +73,25 @@ def output_globs(out: str) -> list[str]:
             FileSystems.join(out, INGEST_SUMMARY)]
 
 
-class StageUrlList(beam.PTransform):
-    """URLs -> one sorted text file of the distinct URLs, staged for the commit."""
+class StageUrlLists(beam.PTransform):
+    """``{path: URLs}`` -> for each path one text file of its distinct URLs, sorted (an empty
+    file where there are none), staged for the commit: the lists keyed by their number, every
+    number given once more with no URL so that an empty list is written too."""
 
-    def __init__(self, path: str, staging: str):
+    def __init__(self, staging: str):
         super().__init__()
-        self.path, self.staging = path, staging
+        self.staging = staging
 
-    def expand(self, urls):
-        path, staging = self.path, self.staging
-        return (urls | "Distinct" >> beam.CombineGlobally(beamio.DistinctSorted())
-                | "Stage" >> beam.Map(lambda us: beamio.stage_text(
-                    path, staging, "".join(u + "\n" for u in us))))
+    def expand(self, lists: dict):
+        paths, staging = sorted(lists), self.staging
+        tagged = [lists[path] | f"List{i}" >> beam.Map(lambda url, i=i: (i, url))
+                  for i, path in enumerate(paths)]
+        every = (lists[paths[0]].pipeline
+                 | "EveryList" >> beamio.Values([(i, None) for i in range(len(paths))]))
+        return ((*tagged, every) | "AllLists" >> beam.Flatten()
+                | "Distinct" >> beam.CombinePerKey(beamio.DistinctSorted())
+                | "Stage" >> beam.MapTuple(lambda i, urls: beamio.stage_text(
+                    paths[i], staging, "".join(u + "\n" for u in urls))))
 
 
 def read_articles(p: beam.Pipeline, config: IngestConfig):
@@ -147,9 +154,8 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     staged.append(tuple(a[DEAD] for a in accounts) | "WriteDeadLetters" >> WriteSpilledShards(
         shard_paths(out, "dead_letters", DEAD_LETTER_SHARDS), staging, schemas.DEAD_LETTERS,
         dead_letter_shard, dead_letter_key, config.buffer_bytes, to_row=dead_letter_row))
-    for tag, name in MISSING_FILES.items():
-        staged.append(joined[tag] | f"StageList_{tag}" >> StageUrlList(
-            FileSystems.join(out, name), staging))
+    staged.append({FileSystems.join(out, name): joined[tag] for tag, name in MISSING_FILES.items()}
+                  | "StageMissingLists" >> StageUrlLists(staging))
     counts = ([a[TALLY] for a in accounts] + ([cited[TALLY]] if cited is not None else [])
               | "AllTallies" >> beam.Flatten()
               | "SumTallies" >> beamio.SumTallies())

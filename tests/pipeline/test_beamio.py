@@ -256,8 +256,10 @@ def test_sum_by_key_adds_up_tallies_across_parts_in_key_order():
         assert_that(totals, equal_to([[(("a", "x"), 3), (("b", "y"), 4)]]))
 
 
-def test_distinct_sorted_gives_each_string_once_in_order_across_parts():
-    assert _combined(beamio.DistinctSorted(), [["b", "a"], ["a", "c"], []]) == ["a", "b", "c"]
+def test_distinct_sorted_gives_each_string_once_in_order_across_parts_without_none():
+    assert _combined(beamio.DistinctSorted(), [["b", "a", None], ["a", "c"], []]) == [
+        "a", "b", "c"]
+    assert _combined(beamio.DistinctSorted(), [[None]]) == []
     assert _combined(beamio.DistinctSorted(), []) == []
 
 

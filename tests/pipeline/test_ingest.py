@@ -148,6 +148,20 @@ def test_read_articles_counts_garbled_pages_and_a_file_stopped_at_a_limit(tmp_pa
                               (("pages", "bad_ns"), 1)]), label="tally")
 
 
+def test_stage_url_lists_writes_each_list_distinct_and_sorted_and_an_empty_one_empty(tmp_path):
+    staging = tmp_path / "staging"
+    paths = {name: str(tmp_path / f"{name}.txt") for name in ("b", "a", "none")}
+    with BeamTestPipeline() as p:
+        lists = {paths["b"]: p | "B" >> beam.Create(["u2", "u1", "u2"]),
+                 paths["a"]: p | "A" >> beam.Create(["u3"]),
+                 paths["none"]: p | "None" >> beam.Create([])}
+        staged = lists | job.StageUrlLists(str(staging))
+        assert_that(staged | beam.Map(lambda s: (s.final, s.rows)),
+                    equal_to([(paths["b"], 2), (paths["a"], 1), (paths["none"], 0)]))
+    texts = {p.name.split(".txt.")[0]: p.read_text() for p in staging.iterdir()}
+    assert texts == {"b": "u1\nu2\n", "a": "u3\n", "none": ""}
+
+
 def test_join_references_follows_redirects_and_lists_what_is_missing():
     page = reference("http://b.example/final", "2020-01-01T00:00:00Z")
     links = [("http://a.example/old", Link(1, "citation", 0)),
@@ -350,6 +364,8 @@ def test_job_lists_missing_cited_urls(ingested):
                        if "citation" in r["sources"] and r["expected"] not in
                        ("kept", "self", "clone")})
     assert missing == expected
+    search = (out / "missing_search_urls.txt").read_text().split()
+    assert search == sorted(set(search)) and not set(search) & set(missing)
 
 
 def test_job_output_is_identical_on_rerun(ingested, sample_corpus, tmp_path):

@@ -87,6 +87,7 @@ def test_threads_share_one_identifier_loaded_once(monkeypatch):
         return load.__func__(cls, *args, **kwargs)
 
     monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counting_load))
+    monkeypatch.setenv("WIKISUM_CACHE_DIR", "off")  # the model itself, not a cached copy
     monkeypatch.setattr(language, "_identifier", None)
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(identify, texts)) == expected
@@ -105,6 +106,7 @@ def test_a_preload_loads_once_in_the_background_and_identify_waits_for_it(monkey
         return load.__func__(cls, *args, **kwargs)
 
     monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counting_load))
+    monkeypatch.setenv("WIKISUM_CACHE_DIR", "off")  # the model itself, not a cached copy
     monkeypatch.setattr(language, "_identifier", None)
     monkeypatch.setattr(language, "_preloading", False)
     language.preload()
@@ -123,6 +125,7 @@ def test_a_failed_preload_is_raised_by_the_next_load(monkeypatch):
         raise OSError("model file damaged")
 
     monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(broken))
+    monkeypatch.setenv("WIKISUM_CACHE_DIR", "off")  # the model itself, not a cached copy
     monkeypatch.setattr(language, "_identifier", None)
     monkeypatch.setattr(language, "_preloading", False)
     language.preload()

@@ -126,8 +126,142 @@ def test_answers_equal_py3langids_on_the_real_pages(shared_data, plain, fast):
 
     pages = sorted((shared_data / "extraction" / "pages").glob("*.html.gz"))
     assert len(pages) >= 800
+    batch: list[str] = []
     for path in pages:
         html, _ = webtext.decode_body(gzip.decompress(path.read_bytes()), None)
         sample = html[:language.DEFAULT_MAX_CHARS * 4]
         for text in (sample, sample[:language.DEFAULT_MAX_CHARS]):
             assert fast.classify(text) == plain.classify(text), path.name
+        batch.append(sample[:language.DEFAULT_MAX_CHARS])
+    for start in range(0, len(batch), 32):  # as the cleaning walks a batch of pages
+        texts = batch[start:start + 32]
+        assert fast.classify_many(texts) == [plain.classify(t) for t in texts]
+
+
+# --- the unpacked model, cached ---------------------------------------------------------------
+
+def _vectorised():
+    return langwalk.vectorised(LanguageIdentifier)
+
+
+def _model():
+    return language._model_path(MODEL_FILE)
+
+
+def test_a_model_from_the_cache_gives_the_same_answers_and_is_not_unpacked(tmp_path, fast,
+                                                                            monkeypatch):
+    written = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    [entry] = (tmp_path / "language-model").iterdir()
+    assert entry.name == langwalk.model_key(_model())
+    assert sorted(p.name for p in entry.iterdir()) == [
+        "model.json", "nextmove.npy", "output.npy", "pc.npy", "ptc32.npy", "row.npy"]
+
+    def unpacked(*args, **kwargs):
+        raise AssertionError("the model was unpacked although it is cached")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(unpacked))
+    cached = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    assert type(cached).__name__ == "VectorisedIdentifier" and langwalk.supported(cached)
+    assert cached.labels == fast.labels
+    for text in random_texts(11, 120):
+        assert cached.classify(text) == fast.classify(text) == written.classify(text)
+        assert cached.rank(text)[:5] == fast.rank(text)[:5]
+
+
+def test_no_cache_folder_means_nothing_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    for off in ("off", "OFF", "", "  "):
+        monkeypatch.setenv(langwalk.CACHE_ENV, off)
+        assert langwalk.cache_dir() is None
+    langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), None)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv(langwalk.CACHE_ENV, str(tmp_path / "mine"))
+    assert langwalk.cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv(langwalk.CACHE_ENV)
+    assert langwalk.cache_dir() == tmp_path / ".cache" / "wikisum"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert langwalk.cache_dir() == tmp_path / "xdg" / "wikisum"
+
+
+def test_a_damaged_entry_is_unpacked_again_and_rewritten(tmp_path, fast, caplog):
+    langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    [entry] = (tmp_path / "language-model").iterdir()
+    table = entry / "ptc32.npy"
+    table.write_bytes(table.read_bytes()[:1000])  # cut short, as a full disk would leave it
+    with caplog.at_level("WARNING", logger="wikisum.language"):
+        again = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    assert "unreadable" in caplog.text
+    assert again.classify("Der Hund läuft schnell über die grüne Wiese") == fast.classify(
+        "Der Hund läuft schnell über die grüne Wiese")
+    assert table.stat().st_size > 50_000_000  # written whole again
+
+
+def test_one_entry_is_kept_whoever_writes_it_and_others_are_removed(tmp_path):
+    models = tmp_path / "language-model"
+    stale = models / "py3langid-0.3.0-0123456789abcdef0123"
+    stale.mkdir(parents=True)
+    (stale / "ptc32.npy").write_bytes(b"old")
+    first = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    entry = models / langwalk.model_key(_model())
+    langwalk._write_cache(first, entry)  # a second process finishing the same entry later
+    assert [p.name for p in models.iterdir()] == [entry.name]  # no stale or temporary folder
+
+
+def test_an_unwritable_cache_loads_the_model_all_the_same(tmp_path, fast):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would be")
+    loaded = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), blocked)
+    assert loaded.classify("The quick brown fox jumps over the lazy dog again and again") == (
+        fast.classify("The quick brown fox jumps over the lazy dog again and again"))
+
+
+# --- texts walked together ----------------------------------------------------------------------
+
+def test_the_shipped_model_has_a_reset_byte(fast):
+    walk = fast._walk
+    assert walk.reset == 0xFF
+    assert not walk.nextmove[walk.rowbase + walk.reset].any() and walk.output[0] < 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_texts_walked_together_count_as_each_alone(fast, seed):
+    walk = fast._walk
+    texts = [t if isinstance(t, bytes) else fast._encode(t) for t in random_texts(seed, 60)]
+    texts = [t for t in texts if walk.reset not in t]
+    rng = random.Random(seed)
+    for size in (1, 2, 7, len(texts)):
+        batch = rng.sample(texts, size)
+        for one, together in zip(map(walk.counts, batch), walk.counts_many(batch), strict=True):
+            if one is None:
+                assert together is None
+            else:
+                assert np.array_equal(one[0], together[0])
+                assert np.array_equal(one[1], together[1])
+    assert walk.counts_many([]) == [] and walk.counts_many([b""]) == [None]
+
+
+def test_a_text_holding_the_reset_byte_is_walked_alone(fast):
+    walk = fast._walk
+    texts = [b"plain english words here", bytes([walk.reset]) + b"abc def", b""]
+    got = walk.counts_many(texts)
+    for one, together in zip(map(walk.counts, texts), got, strict=True):
+        assert (one is None and together is None) or all(
+            np.array_equal(a, b) for a, b in zip(one, together, strict=True))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_classify_many_answers_as_classify_bit_for_bit(plain, fast, seed):
+    texts = [t for t in random_texts(seed, 80) if isinstance(t, str)]
+    assert fast.classify_many(texts) == [plain.classify(t) for t in texts]
+    assert fast.classify_many([]) == []
+
+
+def test_identify_many_answers_as_identify(fast):
+    texts = ["", "short", "Der Hund läuft schnell über die grüne Wiese und bellt laut.",
+             "The quick brown fox jumps over the lazy dog, again and again and again.",
+             "1234 5678 9012 3456", "日本語の文章がここにあります。もっと長い文章を書きます。"] + [
+        t for t in random_texts(9, 40) if isinstance(t, str)]
+    assert language.identify_many(texts) == [language.identify(t) for t in texts]
+    assert language.identify_many(texts, max_chars=50, min_letters=5) == [
+        language.identify(t, max_chars=50, min_letters=5) for t in texts]

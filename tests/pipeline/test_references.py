@@ -72,7 +72,7 @@ def test_language_is_identified_only_where_a_reference_language_is_wanted(monkey
     from wikisum.pipeline import references
 
     assert clean_capture(_cap(PROSE.encode())).reference.language == "en"
-    monkeypatch.setattr(references, "identify", lambda text: pytest.fail("identified"))
+    monkeypatch.setattr(references, "identify_many", lambda texts: pytest.fail("identified"))
     ref = clean_capture(_cap(PROSE.encode()), CleanConfig(identify_language=False)).reference
     assert (ref.language, ref.language_confidence) == ("und", 0.0)
     wants = [AttachConfig(article_lang=a, lang=r).wants_language
@@ -253,6 +253,25 @@ def test_a_capture_that_raises_in_a_batch_gets_its_exception_in_its_place(monkey
     a, b, c = clean_captures(caps)
     assert isinstance(b, RecursionError)
     assert a.reference.url == "http://a.example/x" and c.reference.url == "http://c.example/x"
+
+
+def test_a_language_identifier_that_fails_on_a_batch_costs_only_the_page_it_fails_on(
+        monkeypatch):
+    from wikisum.pipeline import references
+
+    real = references.identify_many
+
+    def fails_on_b(texts, **kwargs):
+        if any("Bravo" in t for t in texts):
+            raise MemoryError("the language model")
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(references, "identify_many", fails_on_b)
+    caps = [_cap(PROSE.replace("Kestrel", name).encode(), url=f"http://{name}.example/x")
+            for name in ("Alpha", "Bravo", "Charlie")]
+    a, b, c = clean_captures(caps)
+    assert isinstance(b, MemoryError)
+    assert (a.reference.language, c.reference.language) == ("en", "en")
 
 
 def test_capture_batches_close_at_their_page_count_and_before_their_bytes(monkeypatch):

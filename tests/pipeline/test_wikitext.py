@@ -175,10 +175,26 @@ def test_disambiguation_page():
         ("{{Disambiguation needed|date=May 2020}}", False),
         ("{{Other uses|Mercury (disambiguation)}}", False),
         ("{{Surname}}", False),
+        ("{{Dis<!-- split -->ambig}}", True),  # a comment in the name
+        ("{{Template:Numberdis}}", True),
+        ("{{Hospital_disambiguation|x}}", True),
+        ("{{begriffsklärung}}", True),
+        ("{{Ujednoznacznienie}}", True),
+        ("{{Letter-number\ncombination disambiguation}}", False),  # not a template
     ],
 )
 def test_disambiguation_templates(template, expected):
     assert parse_article("X", f"Some text. {template}").is_disambiguation is expected
+
+
+def test_every_disambiguation_name_holds_a_stem_the_quick_check_looks_for():
+    wt = wikisum.pipeline.wikitext
+    for name in (*wt._DISAMBIGUATION_TEMPLATES, " disambiguation"):
+        assert any(stem in name for stem in wt._DISAMBIGUATION_STEMS), name
+    for stem in wt._DISAMBIGUATION_STEMS:
+        assert stem == stem.lower() and not set(stem) & set(" _\t\n")
+    assert not wt._may_name_disambiguation("{{Infobox person}} text {{Surname}}")
+    assert wt._may_name_disambiguation("{{surname<!-- -->}}")
 
 
 def test_inline_markup():
