@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import io
 import logging
 import os
@@ -190,18 +189,25 @@ class ViewsParsedOnce(PipelineOptions):
     times for each transform applied (its type options, twice, and more for type checks): 682
     views for the ingest job's 194 transforms, 0.6 to 0.9 s of its fixed cost. A view holds
     nothing of its own: its values live in the options' shared dictionary, which the first view
-    of a class fills with that class's parsed values and later views only read. So the parse of
-    a class's flags is kept (:func:`_parsed_flags`) and a view is built from it; a value put in
-    the dictionary is a copy of the kept one, as a fresh parse would give, so that two jobs'
-    options never share a list. A class with an ``__init__`` of its own gets Beam's
-    ``view_as``, and so do flags that are not a sequence of strings.
+    of a class fills with that class's parsed values and later views only read. So the options
+    keep each class's parse of their flags (an ``argparse.Namespace``, only read) and build a
+    view from it; a value put in the dictionary is a copy of the kept one, as a fresh parse
+    would give, so that no two views' owners share a list. A class with an ``__init__`` of its
+    own gets Beam's ``view_as``, and so do flags that are not a sequence of strings.
     """
 
     def view_as(self, cls):
         flags = self._flags
         if cls.__init__ is not PipelineOptions.__init__ or not _plain_flags(flags):
             return super().view_as(cls)
-        parsed = _parsed_flags(cls, tuple(flags))
+        # Kept by these options (a job's), not by the process: a class's defaults may read
+        # the environment (CrossLanguageOptions reads BEAM_SERVICE_OVERRIDES), which a later
+        # job in the same process must see as Beam's own view_as would.
+        kept = self.__dict__.setdefault("_parsed", {})
+        key = (cls, tuple(flags))
+        parsed = kept.get(key)
+        if parsed is None:
+            parsed = kept[key] = cls(list(flags))._visible_options
         options = self._all_options
         for name in _visible_names(parsed):
             if name not in options:
@@ -216,13 +222,6 @@ class ViewsParsedOnce(PipelineOptions):
 
 def _plain_flags(flags) -> bool:
     return isinstance(flags, list | tuple) and all(isinstance(f, str) for f in flags)
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_flags(cls: type, flags: tuple[str, ...]):
-    """What ``cls(flags)`` parses (an ``argparse.Namespace``, only read, never handed out as
-    a value)."""
-    return cls(list(flags))._visible_options
 
 
 def _visible_names(parsed) -> list[str]:

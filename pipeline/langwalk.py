@@ -31,6 +31,7 @@ import logging
 import math
 import os
 import shutil
+import time
 import uuid
 from array import array
 from pathlib import Path
@@ -103,6 +104,7 @@ class FeatureWalk:
         self.depth = depth if depth is not None else trie_depth(self.nextmove, self.rowbase)
         # A byte that sends every state back to the root, which has no feature (0xFF in
         # py3langid 0.4's model: no UTF-8 text holds it): texts joined by it are walked at once.
+        self.features = int(self.output.max()) + 1
         self.reset = next((b for b in (0xFF, 0xFE, 0xC0, 0xC1, 0x00)
                            if self.output[0] < 0
                            and not self.nextmove[self.rowbase + b].any()), None)
@@ -157,7 +159,7 @@ class FeatureWalk:
         if not len(at):
             return out
         which = np.searchsorted(starts, at + (k - 1), side="right") - 1
-        width = int(self.output.max()) + 1
+        width = self.features
         keys, first, counts = np.unique(which * width + found[at], return_index=True,
                                         return_counts=True)
         order = np.argsort(first, kind="stable")  # texts in turn, each in first occurrence
@@ -178,12 +180,15 @@ def vectorised(identifier_class):
     from py3langid.langid import RAW_FLOOR
 
     class VectorisedIdentifier(identifier_class):
-        __slots__ = ("_walk", "_table32")
+        __slots__ = ("_walk", "_table32", "_own_decide")
 
         def prepare(self, depth: int | None = None) -> VectorisedIdentifier:
             """Build the walk (``depth`` as :class:`FeatureWalk` takes it)."""
             self._walk = FeatureWalk(self, depth)
             self._table32 = np.asarray(self.nb_ptc, dtype=np.float32)
+            # classify_many scores as py3langid's _decide and classify do, copied from the
+            # releases the tests hold it to; another release's texts go through its classify.
+            self._own_decide = version_of_py3langid() in KNOWN_DEPTHS
             return self
 
         def set_languages(self, langs=None):
@@ -204,7 +209,7 @@ def vectorised(identifier_class):
             """``classify`` of each text, their features found by one walk
             (:meth:`FeatureWalk.counts_many`); each answer is the one ``classify`` gives."""
             walk = getattr(self, "_walk", None)
-            if walk is None or not texts:
+            if walk is None or not texts or not getattr(self, "_own_decide", False):
                 return [self.classify(text) for text in texts]
             encoded = [self._encode(text) for text in texts]
             return [self._answer(self._normalised(data, self._scored(data, found)))
@@ -253,14 +258,24 @@ def cache_dir() -> Path | None:
     if given is not None:
         given = given.strip()
         return None if not given or given.lower() == "off" else Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home.startswith("~"):  # no home to resolve: no cache, not one in the working folder
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "wikisum"
 
 
+# The layout of an entry; a change to it makes new entries, and the old ones are removed.
+CACHE_FORMAT = 1
+
+
 def model_key(model_file: Path) -> str:
-    """The cache entry of a model file: py3langid's version and the file's digest."""
+    """The cache entry of a model file: py3langid's version, the file's digest and the
+    entry's layout."""
     digest = hashlib.sha256(Path(model_file).read_bytes()).hexdigest()[:20]
-    return f"py3langid-{version_of_py3langid()}-{digest}"
+    return f"py3langid-{version_of_py3langid()}-{digest}-v{CACHE_FORMAT}"
 
 
 def load(identifier_class, model_file, depth: int | None = None,
@@ -274,11 +289,21 @@ def load(identifier_class, model_file, depth: int | None = None,
     cannot be read is rebuilt; one that cannot be written is not kept (the model loads as it
     would without a cache); entries of other model files are removed when one is written.
     """
-    folder = Path(cache) / "language-model" / model_key(model_file) if cache else None
-    if folder is not None and folder.is_dir():
+    folder = None
+    try:
+        if cache:
+            folder = Path(cache) / "language-model" / model_key(model_file)
+            found = folder.is_dir()
+        else:
+            found = False
+    except OSError as exc:  # a folder that cannot be looked into: no cache
+        log.warning("the language model cache at %s cannot be used (%s); unpacking the model",
+                    cache, exc)
+        folder, found = None, False
+    if found:
         try:
             return _from_cache(identifier_class, folder).prepare(depth)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - any damage: the entry is rebuilt
             log.warning("the cached language model at %s is unreadable (%s); unpacking the "
                         "model again", folder, exc)
             shutil.rmtree(folder, ignore_errors=True)
@@ -301,13 +326,20 @@ def _from_cache(identifier_class, folder: Path):
     nextmove, row = array(meta["nextmove"]), array(meta["row"])
     nextmove.frombytes(memoryview(np.ascontiguousarray(arrays["nextmove"])).cast("B"))
     row.frombytes(memoryview(np.ascontiguousarray(arrays["row"])).cast("B"))
-    ptc = arrays["ptc32"]
+    ptc, pc, out = arrays["ptc32"], arrays["pc"], arrays["output"]
     if ptc.dtype != np.float32 or ptc.ndim != 2 or ptc.shape[1] != len(meta["classes"]):
         raise ValueError(f"table of shape {ptc.shape} and type {ptc.dtype}")
+    # What a torn or zero-filled file would break: every index into another array in range.
+    rows = len(nextmove) // 256
+    if (len(nextmove) % 256 or len(out) != len(row) or not len(row)
+            or int(np.asarray(arrays["row"]).max()) >= rows
+            or pc.shape != (ptc.shape[1],) or int(out.max()) >= ptc.shape[0]
+            or int(np.asarray(arrays["nextmove"]).max()) >= len(row)):
+        raise ValueError("arrays of sizes that do not fit together")
     # The float32 table stands for py3langid's float16 one: widening is exact, and numpy
     # scores a float16 table in float32 anyway, so every score is the same.
-    return identifier_class(ptc, np.array(arrays["pc"]), list(meta["classes"]), nextmove,
-                            arrays["output"].tolist(), norm_probs=True, tk_row=row)
+    return identifier_class(ptc, np.array(pc), list(meta["classes"]), nextmove, out.tolist(),
+                            norm_probs=True, tk_row=row)
 
 
 def _write_cache(identifier, folder: Path) -> None:
@@ -325,10 +357,12 @@ def _write_cache(identifier, folder: Path) -> None:
             "output": np.asarray(identifier.tk_output, dtype=np.int64),
         }
         for name, values in arrays.items():
-            np.save(temporary / f"{name}.npy", values, allow_pickle=False)
-        (temporary / _META).write_text(json.dumps({
-            "classes": list(identifier.nb_classes), "nextmove": identifier.tk_nextmove.typecode,
-            "row": identifier.tk_row.typecode}), encoding="utf-8")
+            _write_synced(temporary / f"{name}.npy",
+                          lambda f, values=values: np.save(f, values, allow_pickle=False))
+        meta = json.dumps({"classes": list(identifier.nb_classes),
+                           "nextmove": identifier.tk_nextmove.typecode,
+                           "row": identifier.tk_row.typecode}).encode("utf-8")
+        _write_synced(temporary / _META, lambda f: f.write(meta))
         try:
             os.rename(temporary, folder)
         except OSError:
@@ -340,3 +374,19 @@ def _write_cache(identifier, folder: Path) -> None:
     for other in folder.parent.glob("py3langid-*"):
         if other != folder and other.is_dir():
             shutil.rmtree(other, ignore_errors=True)
+    # What a writer killed before its rename left (an hour is far longer than a write).
+    for left in folder.parent.glob(".py3langid-*.tmp"):
+        try:
+            if time.time() - left.stat().st_mtime > 3600:
+                shutil.rmtree(left, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _write_synced(path: Path, write) -> None:
+    """A file written whole and flushed to disk, so that a crash after the entry's rename
+    never leaves it empty under its final name."""
+    with open(path, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())

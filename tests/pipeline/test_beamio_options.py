@@ -142,3 +142,15 @@ def test_a_job_is_built_with_views_parsed_once(tmp_path):
 
     assert beamio.launch("test", PipelineOptions([]), build, []) is True
     assert seen == [beamio.ViewsParsedOnce]
+
+
+def test_a_later_job_in_the_process_sees_the_environment_of_its_own_time(monkeypatch):
+    from apache_beam.options.pipeline_options import CrossLanguageOptions
+
+    monkeypatch.setenv("BEAM_SERVICE_OVERRIDES", '{"a": "first.jar"}')
+    first = PipelineOptions([]).view_as(beamio.ViewsParsedOnce)
+    assert first.view_as(CrossLanguageOptions).beam_services == {"a": "first.jar"}
+    monkeypatch.setenv("BEAM_SERVICE_OVERRIDES", '{"a": "second.jar"}')
+    second = PipelineOptions([]).view_as(beamio.ViewsParsedOnce)
+    assert second.view_as(CrossLanguageOptions).beam_services == {"a": "second.jar"}
+    assert first.view_as(CrossLanguageOptions).beam_services == {"a": "first.jar"}

@@ -265,3 +265,64 @@ def test_identify_many_answers_as_identify(fast):
     assert language.identify_many(texts) == [language.identify(t) for t in texts]
     assert language.identify_many(texts, max_chars=50, min_letters=5) == [
         language.identify(t, max_chars=50, min_letters=5) for t in texts]
+
+
+def test_a_cache_folder_that_cannot_be_looked_into_loads_the_model_without_it(
+        tmp_path, fast, monkeypatch, caplog):
+    from pathlib import Path
+
+    def refused(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_dir", refused)
+    with caplog.at_level("WARNING", logger="wikisum.language"):
+        loaded = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    assert "cannot be used" in caplog.text
+    text = "The quick brown fox jumps over the lazy dog again and again"
+    assert loaded.classify(text) == fast.classify(text)
+
+
+def test_an_entry_whose_arrays_do_not_fit_together_is_rebuilt(tmp_path, fast, caplog):
+    langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    [entry] = (tmp_path / "language-model").iterdir()
+    row = np.load(entry / "row.npy")
+    np.save(entry / "row.npy", np.full_like(row, row.max() + 1000))  # rows past the table
+    with caplog.at_level("WARNING", logger="wikisum.language"):
+        again = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    assert "unreadable" in caplog.text
+    assert np.array_equal(np.load(entry / "row.npy"), row)
+    assert again.classify("Der Hund läuft über die Wiese") == fast.classify(
+        "Der Hund läuft über die Wiese")
+
+
+def test_a_temporary_entry_left_by_a_killed_writer_is_removed_once_old(tmp_path):
+    import os
+
+    models = tmp_path / "language-model"
+    old, fresh = models / ".py3langid-x.aaaa.tmp", models / ".py3langid-x.bbbb.tmp"
+    for folder in (old, fresh):
+        folder.mkdir(parents=True)
+        (folder / "ptc32.npy").write_bytes(b"half")
+    os.utime(old, (0, 0))
+    langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), tmp_path)
+    assert not old.exists() and fresh.exists()  # a writer may still be at work in the fresh one
+
+
+def test_no_home_to_resolve_means_no_cache(monkeypatch):
+    monkeypatch.delenv(langwalk.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(langwalk.os.path, "expanduser", lambda path: path)
+    assert langwalk.cache_dir() is None
+
+
+def test_another_py3langid_release_is_scored_by_its_own_classify(plain, monkeypatch):
+    other = langwalk.load(_vectorised(), _model(), langwalk.shipped_model_depth(), None)
+    monkeypatch.setattr(langwalk, "KNOWN_DEPTHS", {})  # a release the tests never checked
+    other.prepare(langwalk.shipped_model_depth())
+
+    def copied_decide(*args):
+        raise AssertionError("the copy of py3langid 0.4's scoring was used")
+
+    monkeypatch.setattr(type(other), "_normalised", copied_decide)
+    texts = [t for t in random_texts(21, 20) if isinstance(t, str)]
+    assert other.classify_many(texts) == [plain.classify(t) for t in texts]
