@@ -187,7 +187,8 @@ class ViewsParsedOnce(PipelineOptions):
     Beam's ``view_as`` builds an argument parser for the class asked for and parses the flags
     again on every call, about a millisecond, and building a job asks for views about three
     times for each transform applied (its type options, twice, and more for type checks): 682
-    views for the ingest job's 194 transforms, 0.6 to 0.9 s of its fixed cost. A view holds
+    views for the ingest job's 194 transforms, about half a second of its fixed cost
+    (bench/job_overheads.py). A view holds
     nothing of its own: its values live in the options' shared dictionary, which the first view
     of a class fills with that class's parsed values and later views only read. So the options
     keep each class's parse of their flags (an ``argparse.Namespace``, only read) and build a
