@@ -139,7 +139,7 @@ def language_part(texts: list[str], rounds: int) -> dict:
     return got
 
 
-def main_texts(pages_dir: Path, corpus: dict, limit: int) -> tuple[str, list[str]]:
+def main_texts(pages_dir: Path, work: Path, limit: int) -> tuple[str, list[str]]:
     from wikisum.pipeline.webtext import decode_body, extract_main_text
 
     if pages_dir.is_dir():
@@ -150,7 +150,7 @@ def main_texts(pages_dir: Path, corpus: dict, limit: int) -> tuple[str, list[str
         from bench.extraction_call import sample_pages
 
         where = "the sample's HTML pages"
-        htmls = [html for html, _ in sample_pages(Path(corpus["work"]), 1000, 0, limit)]
+        htmls = [html for html, _ in sample_pages(work, 1000, 0, limit)]
     texts = [extract_main_text(h, "http://example.com/", timeout_s=None) for h in htmls]
     return where, [t[:1000] for t in texts if t]
 
@@ -173,7 +173,6 @@ def main(argv: list[str] | None = None) -> int:
     args = options.parse(parser, argv)
     work = args.work.resolve()
     tiny = make_corpus(work, "corpus-tiny", 1, 0)
-    tiny["work"] = str(work)
 
     results = {"bench": "job_overheads", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "command": shlex.join([sys.executable, *sys.argv]), "rounds": args.rounds}
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     results["views"] = views_part(tiny, work, args.rounds)
     print("model ...", flush=True)
     results["model"] = model_part(work, args.rounds)
-    where, texts = main_texts(args.real_pages, tiny, args.texts)
+    where, texts = main_texts(args.real_pages, work, args.texts)
     print(f"language ({len(texts)} texts of {where}) ...", flush=True)
     results["language"] = language_part(texts, args.rounds)
     results["language"]["pages"] = where

@@ -207,12 +207,14 @@ class ViewsParsedOnce(PipelineOptions):
         kept = self.__dict__.setdefault("_parsed", {})
         key = (cls, tuple(flags))
         parsed = kept.get(key)
-        if parsed is None:
-            parsed = kept[key] = cls(list(flags))._visible_options
         options = self._all_options
-        for name in _visible_names(parsed):
-            if name not in options:
-                options[name] = copy.deepcopy(getattr(parsed, name))
+        if parsed is None:
+            # The first view of a class puts its values in, as Beam's does; the dictionary
+            # never loses a name, so a later view of the class has nothing to add.
+            parsed = kept[key] = cls(list(flags))._visible_options
+            for name in dir(parsed):
+                if name[0] != "_" and name not in options:
+                    options[name] = copy.deepcopy(getattr(parsed, name))
         view = object.__new__(cls)
         # PipelineOptions' own attributes, as its __init__ and view_as set them.
         object.__setattr__(view, "_flags", flags)
@@ -223,11 +225,6 @@ class ViewsParsedOnce(PipelineOptions):
 
 def _plain_flags(flags) -> bool:
     return isinstance(flags, list | tuple) and all(isinstance(f, str) for f in flags)
-
-
-def _visible_names(parsed) -> list[str]:
-    # The names PipelineOptions._visible_option_list gives for a view of this parse.
-    return sorted(name for name in dir(parsed) if name[0] != "_")
 
 
 # Beam's DirectRunner (the SwitchingDirectRunner), by its names: a job given no --runner, or one

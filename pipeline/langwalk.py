@@ -118,12 +118,18 @@ class FeatureWalk:
             head.append(state)
         if len(data) < k:
             return np.asarray(head, dtype=np.int64)
-        b = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
-        n = len(b) - k + 1
-        tail = np.zeros(n, dtype=nm.dtype)
-        for j in range(k):
-            tail = nm[rb[tail] + b[j:j + n]]
+        tail = self._walked(np.frombuffer(data, dtype=np.uint8).astype(np.int64))
         return np.concatenate([np.asarray(head, dtype=np.int64), tail.astype(np.int64)])
+
+    def _walked(self, b: np.ndarray) -> np.ndarray:
+        """The state after each byte of ``b`` from its ``depth``-th on: the state reached from
+        the root by the ``depth`` bytes ending there, all positions at once."""
+        k, nm, rb = self.depth, self.nextmove, self.rowbase
+        n = len(b) - k + 1
+        state = np.zeros(n, dtype=nm.dtype)
+        for j in range(k):
+            state = nm[rb[state] + b[j:j + n]]
+        return state
 
     def counts(self, data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
         """(features, counts) in the order of first occurrence, or None without a feature."""
@@ -143,16 +149,12 @@ class FeatureWalk:
         byte, or a walk without one, are counted one by one."""
         if self.reset is None or any(self.reset in t for t in texts):
             return [self.counts(t) for t in texts]
-        k, nm, rb = self.depth, self.nextmove, self.rowbase
+        k = self.depth
         sep = bytes([self.reset])
         joined = sep * (k - 1) + sep.join(texts)
         starts = np.cumsum([k - 1] + [len(t) + 1 for t in texts[:-1]])
-        b = np.frombuffer(joined, dtype=np.uint8).astype(np.int64)
-        n = len(b) - k + 1
-        state = np.zeros(n, dtype=nm.dtype)
-        for j in range(k):
-            state = nm[rb[state] + b[j:j + n]]
         # state[i] is the state after byte i + k - 1 of the joined bytes.
+        state = self._walked(np.frombuffer(joined, dtype=np.uint8).astype(np.int64))
         found = self.output[state]
         at = np.flatnonzero(found >= 0)
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(texts)

@@ -101,7 +101,7 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
         else:
             texts[i] = text
             out[i] = out[i]._replace(text="")  # the decoded page is not needed past here
-    filtered: dict[int, tuple[_Prepared, list[str], Counter]] = {}
+    filtered: dict[int, tuple[list[str], Counter]] = {}  # page -> kept paragraphs, counts
     for i, step in enumerate(out):
         if isinstance(step, _Prepared):
             try:
@@ -113,15 +113,15 @@ def clean_captures(caps: list[Capture], config: CleanConfig = CleanConfig()
             else:
                 out[i] = done
     try:  # every page's language from one walk over all of them
-        languages = _languages([kept for _, kept, _ in filtered.values()], config)
+        languages = _languages([kept for kept, _ in filtered.values()], config)
     except Exception as exc:  # noqa: BLE001 - not a page's: each page is asked alone
         log.debug("the batch's language identification failed (%s); page by page", exc)
         languages = None
-    for n, (i, (step, kept, counts)) in enumerate(filtered.items()):
+    for n, (i, (kept, counts)) in enumerate(filtered.items()):
         try:
             language = (languages[n] if languages is not None
                         else _languages([kept], config)[0])
-            out[i] = _cleaned(step, kept, counts, language)
+            out[i] = _cleaned(out[i], kept, counts, language)
         except Exception as exc:  # noqa: BLE001
             out[i] = exc
     return out  # type: ignore[return-value]
@@ -214,7 +214,7 @@ def _extracted(step: _Prepared, text: str | Exception | None) -> Cleaned | Excep
 
 
 def _filtered(step: _Prepared, text: str, config: CleanConfig
-              ) -> Cleaned | tuple[_Prepared, list[str], Counter]:
+              ) -> Cleaned | tuple[list[str], Counter]:
     """The page's prose paragraphs and the paragraph filter's counts, or its drop."""
     kept, dropped = filter_paragraphs(split_paragraphs(text), min_words=config.min_words,
                                       main_text=step.kind == "html")
@@ -222,7 +222,7 @@ def _filtered(step: _Prepared, text: str, config: CleanConfig
     if not kept:
         return Cleaned(None, "empty_text", "no prose paragraph", counts)
     counts["kept"] = len(kept)
-    return step, kept, counts
+    return kept, counts
 
 
 def _languages(pages: list[list[str]], config: CleanConfig) -> list[Language]:
