@@ -283,6 +283,33 @@ def flops_per_token(config, length: int) -> dict:
     return {"macs": {k: round(v) for k, v in macs.items()}, "flops": 6 * sum(macs.values())}
 
 
+def write_results(results: dict, paths: list[Path]) -> None:
+    """The results as JSON to every path (a path that cannot be written is reported)."""
+    text = json.dumps(results, indent=1) + "\n"
+    for path in paths:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        except OSError as exc:
+            print(f"cannot write {path}: {exc}", file=sys.stderr, flush=True)
+
+
+def prepare_torch(device) -> None:
+    """On CUDA, room for the compiled variants of a GPU run (flex per pattern, static then
+    dynamic lengths, with and without gradients; the compiled models); on CPU (a smoke run),
+    two threads."""
+    import torch
+
+    if device.type == "cuda":
+        import torch._dynamo
+
+        config = torch._dynamo.config
+        name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+        setattr(config, name, max(64, getattr(config, name)))
+    else:
+        torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
 class GpuRun:
     """The --gpu (or --gpu-smoke) run: its settings, the time left, and its results, written
     whole after every figure (a killed run keeps what it had)."""
@@ -335,13 +362,7 @@ class GpuRun:
         self.record("skipped", {"part": what, "reason": "skipped: time budget"})
 
     def write(self) -> None:
-        text = json.dumps(self.results, indent=1) + "\n"
-        for path in self.paths:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-            except OSError as exc:
-                print(f"cannot write {path}: {exc}", file=sys.stderr, flush=True)
+        write_results(self.results, self.paths)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -392,6 +413,13 @@ class GpuRun:
         torch.manual_seed(0)
         return build(name, attention_impl=impl, **self.shape).to(self.device)
 
+    def adam(self, model):
+        """Adam as the trainer makes it: its fused kernel on CUDA."""
+        import torch
+
+        fused = {"fused": True} if self.device.type == "cuda" else {}
+        return torch.optim.Adam(model.parameters(), lr=1e-4, **fused)
+
     def step(self, net, optimizer, batch):
         """One training step (forward, backward, Adam); returns the loss (detached)."""
         with self.context():
@@ -438,7 +466,7 @@ class GpuRun:
         model = optimizer = net = None
         try:
             model = self.model(name, impl).train()
-            optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+            optimizer = self.adam(model)
             if compiled:
                 net = torch.compile(model, backend="eager") if self.smoke else \
                     torch.compile(model)
@@ -499,7 +527,6 @@ class GpuRun:
     def longest(self) -> None:
         """The longest L (doubling from ``longest_start``) whose training step fits on the
         card, per model, until the first out-of-memory error or the model's time cap."""
-        import torch
 
         faster = self.faster_dmca_impl()
         # The smoke takes flex whatever was faster (eager flex is slow on CPU), to run it.
@@ -517,7 +544,7 @@ class GpuRun:
             self.reset_memory()
             try:
                 model = self.model(name, impl).train()
-                optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+                optimizer = self.adam(model)
             except Exception as exc:
                 row["error"] = describe_error(exc)
                 self.record("longest", row)
@@ -617,19 +644,8 @@ class GpuRun:
             self.record("decoding", row)
 
     def run(self) -> dict:
-        import torch
 
-        if self.device.type == "cuda":
-            import torch._dynamo
-
-            # Room for the compiled variants of this run (flex per pattern, static then
-            # dynamic length, with and without gradients; the compiled models).
-            config = torch._dynamo.config
-            name = "recompile_limit" if hasattr(config, "recompile_limit") else \
-                "cache_size_limit"
-            setattr(config, name, max(64, getattr(config, name)))
-        else:
-            torch.set_num_threads(min(2, torch.get_num_threads()))
+        prepare_torch(self.device)
         self.environment()
         self.training(compiled=False)
         self.decoding()

@@ -15,8 +15,10 @@ empty tiles, with no mask or score tensor in memory, forward and backward.
 Both equal the implementations of :mod:`wikisum.models.attention` (tested); they are what
 ``attention_impl="flex"`` (and ``"auto"`` on CUDA) runs in training and prefill. The block masks
 are made from the patterns' bounds, tile by tile, never from a (T, T) or (T, S) evaluation of
-the mask, so they cost O((T / 128)^2) at any length; they are cached per (pattern, T, keys,
-device), and the compiled function once per process.
+the mask, so they cost O((T / 128)^2) at any length. Called eagerly they are cached per
+(pattern, T, keys, device), and the compiled function is made once per process. Where
+torch.compile traces a model (``compile=true``), they are built inside the compiled graph, so
+that the whole training step is one graph: no graph break at each layer (tested).
 
 ``torch.nn.attention.flex_attention`` is imported inside the functions only: importing this
 module needs neither it nor Triton, and the CPU build never loads them unless the flex path is
@@ -132,78 +134,81 @@ def _ordered(dense: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return counts[None, None].contiguous(), order[None, None].contiguous()
 
 
-def _outside_graphs(fn: Callable) -> Callable:
-    """``fn`` run eagerly where torch.compile traces its caller (a graph break): the block
-    masks come from Python-side caches. ``torch.compiler.disable`` is applied on the first
-    call, so that importing this module does not load dynamo."""
-    disabled: list[Callable] = []
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if not disabled:
-            disabled.append(torch.compiler.disable(fn))
-        return disabled[0](*args, **kwargs)
-
-    return call
-
-
-@torch.no_grad()
-def _tile_mask(key: tuple, q_len: int, kv_len: int, tiles: Callable, mask_mod: Callable,
+def _tile_mask(q_len: int, kv_len: int, tiles: Callable, mask_mod: Callable,
                device: torch.device, sparse_block: int):
-    """The BlockMask of a pattern (``tiles`` gives its tile tables), cached under ``key``.
+    """The BlockMask of a pattern (``tiles`` gives its tile tables) over ``q_len`` queries and
+    ``kv_len`` keys.
 
     A tile is full when all its pairs are allowed and it lies wholly inside both lengths
     (the kernel then skips the mask_mod); partial when some pair is allowed; else skipped.
     This is what ``create_block_mask`` makes (tested), without evaluating the mask at every
-    (query, key) pair."""
+    (query, key) pair. Plain tensor work on (T / 128)-sized tables: where torch.compile traces
+    the model it becomes part of the compiled graph."""
     from torch.nn.attention.flex_attention import BlockMask
 
+    with torch.no_grad():
+        rows = torch.arange(-(-q_len // sparse_block), device=device) * sparse_block
+        cols = torch.arange(-(-kv_len // sparse_block), device=device) * sparse_block
+        q0, k0 = rows[:, None], cols[None, :]
+        q1 = (rows + sparse_block).clamp(max=q_len)[:, None] - 1
+        k1 = (cols + sparse_block).clamp(max=kv_len)[None, :] - 1
+        some, every = tiles(q0, q1, k0, k1)
+        whole = (((rows + sparse_block <= q_len)[:, None])
+                 & ((cols + sparse_block <= kv_len)[None, :]))
+        full = every & whole
+        partial = some & ~full
+        counts, indices = _ordered(partial)
+        full_counts, full_indices = _ordered(full)
+        return BlockMask.from_kv_blocks(counts, indices, full_counts, full_indices,
+                                        BLOCK_SIZE=sparse_block, mask_mod=mask_mod,
+                                        seq_lengths=(q_len, kv_len))
+
+
+def _pattern_mask(key: tuple, q_len: int, kv_len: int, tiles: Callable, mask_mod: Callable,
+                  device: torch.device, sparse_block: int):
+    """:func:`_tile_mask`, built inside the graph where torch.compile is tracing (no graph
+    break, no Python-side state in the graph), else kept in a cache under ``key`` and the
+    lengths (eager calls: one build per pattern and length)."""
+    if torch.compiler.is_compiling():
+        return _tile_mask(q_len, kv_len, tiles, mask_mod, device, sparse_block)
     key = (*key, q_len, kv_len, str(device), sparse_block)
     found = _MASKS.get(key)
     if found is not None:
         _MASKS.move_to_end(key)
         return found
-    rows = torch.arange(-(-q_len // sparse_block), device=device) * sparse_block
-    cols = torch.arange(-(-kv_len // sparse_block), device=device) * sparse_block
-    q0, k0 = rows[:, None], cols[None, :]
-    q1 = (rows + sparse_block).clamp(max=q_len)[:, None] - 1
-    k1 = (cols + sparse_block).clamp(max=kv_len)[None, :] - 1
-    some, every = tiles(q0, q1, k0, k1)
-    whole = ((rows + sparse_block <= q_len)[:, None]) & ((cols + sparse_block <= kv_len)[None, :])
-    full = every & whole
-    partial = some & ~full
-    counts, indices = _ordered(partial)
-    full_counts, full_indices = _ordered(full)
-    mask = BlockMask.from_kv_blocks(counts, indices, full_counts, full_indices,
-                                    BLOCK_SIZE=sparse_block, mask_mod=mask_mod,
-                                    seq_lengths=(q_len, kv_len))
+    mask = _tile_mask(q_len, kv_len, tiles, mask_mod, device, sparse_block)
     _MASKS[key] = mask
     while len(_MASKS) > MAX_CACHED_MASKS:
         _MASKS.popitem(last=False)
     return mask
 
 
-@_outside_graphs
+def _factory(cached: Callable) -> Callable:
+    """A cached mask_mod factory, or where dynamo traces, the function it wraps (dynamo
+    traces through the cache anyway, and warns that it does)."""
+    return cached.__wrapped__ if torch.compiler.is_compiling() else cached
+
+
 def local_block_mask(length: int, block_size: int, previous_block: bool = True,
                      device: torch.device | str = "cpu", sparse_block: int = SPARSE_BLOCK):
-    """The BlockMask of local attention over ``length`` positions (cached; made outside any
-    compiled graph)."""
-    return _tile_mask(("local", block_size, previous_block), length, length,
-                      functools.partial(_local_tiles, block_size=block_size,
-                                        previous_block=previous_block),
-                      local_mask_mod(block_size, previous_block), torch.device(device),
-                      sparse_block)
+    """The BlockMask of local attention over ``length`` positions (cached in eager calls;
+    built in the graph under torch.compile)."""
+    return _pattern_mask(("local", block_size, previous_block), length, length,
+                         functools.partial(_local_tiles, block_size=block_size,
+                                           previous_block=previous_block),
+                         _factory(local_mask_mod)(block_size, previous_block),
+                         torch.device(device), sparse_block)
 
 
-@_outside_graphs
 def compressed_block_mask(length: int, n_keys: int, kernel: int, stride: int,
                           device: torch.device | str = "cpu",
                           sparse_block: int = SPARSE_BLOCK):
     """The BlockMask of compressed attention: ``length`` queries over ``n_keys`` = 1 + S keys
-    (the null slot first) (cached; made outside any compiled graph)."""
-    return _tile_mask(("compressed", kernel, stride), length, n_keys,
-                      functools.partial(_compressed_tiles, kernel=kernel, stride=stride),
-                      compressed_mask_mod(kernel, stride), torch.device(device), sparse_block)
+    (the null slot first) (cached in eager calls; built in the graph under torch.compile)."""
+    return _pattern_mask(("compressed", kernel, stride), length, n_keys,
+                         functools.partial(_compressed_tiles, kernel=kernel, stride=stride),
+                         _factory(compressed_mask_mod)(kernel, stride), torch.device(device),
+                         sparse_block)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ log-sum-exp and recomputes a chunk's logits in the backward pass instead.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
@@ -178,3 +181,35 @@ def masked_weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.
                                 weights.reshape(-1).index_select(0, index), rows)
     nll = torch.zeros(b * t, dtype=torch.float32, device=hidden.device)
     return loss, nll.index_copy(0, index, picked).view(b, t)
+
+
+def _outside_graphs(fn: Callable) -> Callable:
+    """``fn`` run eagerly where torch.compile traces its caller (the graph ends there).
+    ``torch.compiler.disable`` is applied on the first call, so that importing this module does
+    not load dynamo."""
+    disabled: list[Callable] = []
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if not disabled:
+            disabled.append(torch.compiler.disable(fn))
+        return disabled[0](*args, **kwargs)
+
+    return call
+
+
+@_outside_graphs
+def untraced_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                 labels: torch.Tensor, weights: torch.Tensor, rows_mask: torch.Tensor,
+                 every_row: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`masked_weighted_nll` for a compiled model, run outside its graph: the loop over
+    chunks depends on the number of rows, so a traced loss would tie the compiled model to one
+    batch shape. With ``every_row`` it scores every row instead of picking the rows of
+    ``rows_mask`` (those outside it must weigh 0; their NLL is zeroed): no wait for the count
+    of rows, for the price of the padding's rows."""
+    if not every_row:
+        return masked_weighted_nll(hidden, weight, bias, labels, weights, rows_mask)
+    b, t, d = hidden.shape
+    loss, nll = weighted_nll(hidden.reshape(b * t, d), weight, bias, labels.reshape(-1),
+                             weights.reshape(-1))
+    return loss, nll.view(b, t) * rows_mask

@@ -53,7 +53,7 @@ from wikisum.models.attention import (
     sinusoid,
 )
 from wikisum.models.base import Batch, ModelOutput
-from wikisum.models.losses import masked_weighted_nll
+from wikisum.models.losses import masked_weighted_nll, untraced_nll
 from wikisum.models.moe import MixtureOfExperts, MoEStats
 
 NAMES = ("t-ed", "t-d", "t-dmca")
@@ -232,19 +232,21 @@ def _model(name: str, config: TransformerConfig) -> nn.Module:
 
 def concat_source_target(sources: torch.Tensor, source_lengths: torch.Tensor, sep_id: int,
                          pad_id: int, targets: torch.Tensor | None = None,
-                         target_lengths: torch.Tensor | None = None
+                         target_lengths: torch.Tensor | None = None, width: int | None = None
                          ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per row ``source[:Ls] + [sep] + target[:Lt]``, right-padded: (B, T) and lengths (B,).
 
     Rows of a right-padded batch have different source lengths, so the target starts at a
     different column in each row; built with gathers, no loop. Without targets: the decoding
-    prefix ``source + [sep]``.
+    prefix ``source + [sep]``. T is the longest row, or ``width`` when given (at least that:
+    the columns past a row's length are padding).
     """
     b = sources.shape[0]
     ls = source_lengths.to(sources.device)
     lt = (torch.zeros_like(ls) if targets is None else target_lengths.to(sources.device))
     total = ls + 1 + lt  # (B,)
-    width = int(total.max()) if b else 1
+    if width is None:
+        width = int(total.max()) if b else 1
     j = torch.arange(width, device=sources.device).unsqueeze(0).expand(b, width)  # (B, T)
     src = sources.gather(1, j.clamp(max=sources.shape[1] - 1))
     out = torch.where(j < ls[:, None], src, torch.full_like(src, pad_id))
@@ -426,8 +428,15 @@ class _Transformer(nn.Module):
         weight, bias = ((self.embed.weight, None) if self.head is None
                         else (self.head.weight, self.head.bias))
         weights = loss_mask.float() / loss_mask.sum().clamp(min=1)
-        return masked_weighted_nll(hidden, weight, bias, labels, weights,
-                                   loss_mask | target_mask)
+        rows = loss_mask | target_mask
+        if torch.compiler.is_compiling():
+            # A compiled model's graph ends at the hidden states: the loss's loop over chunks
+            # would fix the graph to one batch shape (a recompile of the whole model for each
+            # new one). Where the loss covers every labelled position, it skips picking rows,
+            # whose count the host would wait for.
+            return untraced_nll(hidden, weight, bias, labels, weights, rows,
+                                every_row=self.config.loss_on == "all")
+        return masked_weighted_nll(hidden, weight, bias, labels, weights, rows)
 
     def decode_stack(self, x: torch.Tensor, token_mask: torch.Tensor | None = None,
                      memory: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
@@ -512,8 +521,11 @@ class DecoderOnlyTransformer(_Transformer):
         if not isinstance(inputs, Batch):
             raise TypeError(f"{self.name} takes a Batch or token ids, not {type(inputs)}")
         c = self.config
+        # The batch's padded width (sources + <sep> + targets), known from the shapes: reading
+        # the longest row's length would wait for the device, and break a compiled graph.
+        width = inputs.sources.shape[1] + 1 + inputs.targets.shape[1]
         seq, total = concat_source_target(inputs.sources, inputs.source_lengths, c.sep_id,
-                                          c.pad_id, inputs.targets, inputs.target_lengths)
+                                          c.pad_id, inputs.targets, inputs.target_lengths, width)
         tokens, labels = seq[:, :-1], seq[:, 1:]  # (B, T-1): position j predicts token j+1
         j = torch.arange(tokens.shape[1], device=seq.device).unsqueeze(0)  # (1, T-1)
         prefix = (inputs.source_lengths.to(seq.device) + 1).unsqueeze(1)  # (B, 1): source+<sep>

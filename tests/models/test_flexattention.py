@@ -374,3 +374,156 @@ def test_auto_takes_flex_on_cuda_without_dropout_only():
     assert layer.uses_flex(q, 0.0)
     assert not layer.uses_flex(q, 0.1)
     assert not layer.uses_flex(q[:, :, :100], 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole model under torch.compile: one graph (no breaks), the same loss and gradients.
+
+
+def ragged_batch(vocab: int, device="cpu"):
+    """Two rows: the longer source in one, the longer target in the other, so that the batch's
+    padded width (sources + <sep> + targets) is longer than either row."""
+    from wikisum.models.base import Batch
+
+    gen = torch.Generator().manual_seed(3)
+    sources = torch.randint(6, vocab, (2, 300), generator=gen)
+    targets = torch.randint(6, vocab, (2, 90), generator=gen)
+    return Batch(sources=sources.to(device), source_lengths=torch.tensor([300, 211]).to(device),
+                 targets=targets.to(device), target_lengths=torch.tensor([40, 90]).to(device))
+
+
+def dmca(impl: str, device="cpu", **overrides):
+    torch.manual_seed(0)
+    shape = dict(vocab_size=300, d_model=64, n_heads=2, d_ff=128, n_layers=2, block_size=128,
+                 dropout=0.0)
+    return models.build("t-dmca", "tiny", attention_impl=impl, **{**shape, **overrides}
+                        ).to(device)
+
+
+def loss_and_grads(net, model, batch):
+    with flexattention.eager_cpu_backward():
+        out = net(batch)
+        out.loss.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    return out, grads
+
+
+@pytest.mark.parametrize("loss_on", ["all", "target"])
+def test_the_compiled_model_is_one_graph_up_to_its_loss_and_the_same(loss_on):
+    """dynamo traces T-DMCA with FlexAttention in one graph up to its hidden states: the block
+    masks are built in the graph and the batch's width comes from its shapes. The only break is
+    the loss, which runs outside the graph (losses.untraced_nll). Run from that trace (backend
+    "eager"), a ragged batch's loss, target NLL and gradients equal the eager model's."""
+    import torch._dynamo
+
+    model = dmca("flex", loss_on=loss_on).train()
+    batch = ragged_batch(300)
+    torch._dynamo.reset()
+    try:
+        with flexattention.eager_cpu_backward():
+            explained = torch._dynamo.explain(model)(batch)
+        where = {r.user_stack[-1].name for r in explained.break_reasons}
+        assert where == {"call"} and all(
+            r.user_stack[-1].filename.endswith("losses.py") for r in explained.break_reasons), \
+            [r.reason for r in explained.break_reasons]
+        assert len(explained.graphs) <= 3
+        want, want_grads = loss_and_grads(model, model, batch)
+        got, got_grads = loss_and_grads(torch.compile(model, backend="eager"), model, batch)
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(got.loss, want.loss, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.target_nll, want.target_nll, atol=1e-4, rtol=1e-5)
+    assert int(got.target_tokens) == int(want.target_tokens) == 130
+    for name, grad in want_grads.items():
+        torch.testing.assert_close(got_grads[name], grad, atol=1e-5, rtol=1e-4,
+                                   msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_a_compiled_model_stops_recompiling_as_batch_shapes_change(unwrapped_eager):
+    """Training batches differ in rows and widths. Once each dimension has changed (dynamo then
+    compiles it as dynamic), and a single-row batch and a batch within one 128-position tile
+    have been seen (dynamo specialises sizes of 1), new shapes compile nothing: the graph holds
+    no loop whose length depends on the batch's shape."""
+    import torch._dynamo
+
+    from wikisum.models.base import make_batch
+
+    compiled = []
+
+    def counting(gm, example_inputs):
+        compiled.append(gm)
+        return gm.forward
+
+    gen = torch.Generator().manual_seed(0)
+
+    def batch(lengths):
+        return make_batch([torch.randint(6, 300, (s,), generator=gen).tolist()
+                           for s, _ in lengths],
+                          [torch.randint(6, 300, (t,), generator=gen).tolist() + [3]
+                           for _, t in lengths])
+
+    model = dmca("flex").train()
+    torch._dynamo.reset()
+    try:
+        net = torch.compile(model, backend=counting)
+        warm = ([(150, 40), (100, 20)], [(170, 30), (160, 10), (9, 9)], [(230, 40)],
+                [(90, 10), (14, 5)])
+        later = ([(160, 20), (150, 22)], [(80, 20), (30, 5)])
+        with flexattention.eager_cpu_backward():
+            for lengths in warm:
+                net(batch(lengths)).loss.backward()
+            settled = len(compiled)
+            for lengths in later:
+                b = batch(lengths)
+                got = net(b).loss
+                got.backward()
+            torch.testing.assert_close(got, model(b).loss, atol=1e-5, rtol=1e-5)
+    finally:
+        torch._dynamo.reset()
+    assert len(compiled) == settled
+
+
+def test_traced_block_masks_equal_the_cached_ones():
+    """Built in a traced graph (no cache), the block masks are the eager ones."""
+    import torch._dynamo
+
+    def both(length):
+        local = flexattention.local_block_mask(length, 256, True, "cpu")
+        compressed = flexattention.compressed_block_mask(length, 1 + slot_count(length, 3, 3),
+                                                         3, 3, "cpu")
+        return local.kv_num_blocks, local.kv_indices, local.full_kv_num_blocks, \
+            local.full_kv_indices, compressed.kv_num_blocks, compressed.kv_indices, \
+            compressed.full_kv_num_blocks, compressed.full_kv_indices
+
+    torch._dynamo.reset()
+    try:
+        traced = torch.compile(both, backend="eager", fullgraph=True)
+        for length in (257, 1000):
+            flexattention.clear_caches()
+            for got, want in zip(traced(length), both(length), strict=True):
+                assert torch.equal(got, want)
+    finally:
+        torch._dynamo.reset()
+
+
+@needs_cuda
+def test_the_compiled_model_equals_the_eager_one_on_cuda(enough_recompiles):
+    """torch.compile (inductor) of T-DMCA with FlexAttention, its block masks built in the
+    graph, float32, a ragged batch of two rows: the loss (1e-3) and every gradient (1e-3 of its
+    norm) of the eager model with sdpa (passed on an H100 with the loss traced in the graph;
+    the loss now runs outside it, which was not run there)."""
+    import torch._dynamo
+
+    batch = ragged_batch(300, "cuda")
+    eager = dmca("sdpa", "cuda").train()
+    want, want_grads = loss_and_grads(eager, eager, batch)
+    model = dmca("flex", "cuda").train()
+    torch._dynamo.reset()
+    try:
+        got, got_grads = loss_and_grads(torch.compile(model), model, batch)
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(got.loss, want.loss, atol=1e-3, rtol=1e-3)
+    for name, grad in want_grads.items():
+        assert relative_error(got_grads[name], grad) < 1e-3, name

@@ -46,6 +46,36 @@ def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_under_autocast_both_losses_equal_the_plain_autocast_loss(with_bias):
+    """Under bf16 autocast (the trainer's on CUDA) both chunked losses give the loss, the NLL
+    and the gradients of the plain loss under autocast, whose products run in bf16."""
+    torch.manual_seed(5)
+    n, d, v = 37, 16, 300
+    hidden, weight = torch.randn(n, d), torch.randn(v, d) * 0.3
+    bias = torch.randn(v) if with_bias else None
+    labels, weights = torch.randint(0, v, (n,)), torch.rand(n)
+
+    def run(kind):
+        leaves = [t.clone().requires_grad_(True) if t is not None else None
+                  for t in (hidden, weight, bias)]
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            if kind == "weighted":
+                loss, nll = losses.weighted_nll(*leaves, labels, weights, 8)
+            else:
+                nll = (losses.chunked_nll(*leaves, labels, 8) if kind == "chunked"
+                       else plain_nll(*leaves, labels))
+                loss = (nll * weights).sum()
+        loss.backward()
+        return [loss.detach(), nll.detach()] + [t.grad for t in leaves if t is not None]
+
+    want = run("plain")
+    for kind in ("weighted", "chunked"):
+        for got, ref in zip(run(kind), want, strict=True):
+            # bf16 products: the chunks sum their gradients in another order
+            torch.testing.assert_close(got, ref, rtol=2e-2, atol=2e-2, msg=kind)
+
+
 def test_weighted_nll_under_no_grad_is_the_loss_alone():
     torch.manual_seed(0)
     hidden, weight = torch.randn(5, 4, requires_grad=True), torch.randn(7, 4, requires_grad=True)
