@@ -32,8 +32,9 @@ BASE = [
 # Stage two: training, decoding, evaluation, export.
 STAGE_TWO = [
     # A range that the CPU build 2.13.0 satisfies: `make` installs that build first where no
-    # torch is present, and a GPU build already installed is kept.
-    "torch>=2.1",
+    # torch is present, and a GPU build already installed is kept. 2.4 at least: the models use
+    # torch.compiler.is_compiling and torch.amp.custom_fwd(device_type=...).
+    "torch>=2.4",
     # `wikisum export`: model weights in the safetensors format, loadable without pickle.
     "safetensors>=0.4",
 ]

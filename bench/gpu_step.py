@@ -84,24 +84,26 @@ def parse_row(text: str) -> dict:
     return row
 
 
-CAST_OPS = {"to", "copy", "t", "view", "clone", "transpose", "permute", "unsqueeze", "squeeze"}
+# Operations of a compiled (Triton) kernel's name that only cast, copy or lay out data.
+CAST_OPS = {"to", "copy", "t", "view", "unsafe", "clone", "transpose", "permute", "unsqueeze",
+            "squeeze", "expand", "slice", "select", "as", "strided", "alias", "contiguous"}
+MATMUL_MARKS = ("gemm", "cutlass", "xmma", "nvjet", "cublas", "wgmma", "sm90_", "splitk")
 
 
 def kernel_kind(name: str) -> str:
     """A CUDA kernel's name -> the kind of work it does (for the profile's breakdown). A Triton
-    kernel of torch.compile's is named after the operations it fuses: one that only casts,
-    copies or lays out data counts as a cast, any other as compiled work."""
+    kernel of torch.compile's is named after the operations it fuses: one whose operations all
+    cast, copy or lay out data counts as a cast, any other as compiled work."""
     n = name.lower()
     if n.startswith("triton"):
         if "flex_attention" in n:
             return "attention"
-        ops = set(n.split("_fused_", 1)[-1].split("_")) - {"", "0", "1", "2", "3", "4", "5",
-                                                           "6", "7", "8", "9"}
-        ops = {op for op in ops if not op.isdigit()}
-        return "casts and copies" if ops <= CAST_OPS else "triton (compiled element-wise)"
+        ops = {op for op in n.split("_fused_", 1)[-1].split("_") if op and not op.isdigit()}
+        return "casts and copies" if ops and ops <= CAST_OPS else \
+            "triton (compiled element-wise)"
     if "flash" in n or "fmha" in n or "attention" in n:
         return "attention"
-    if any(s in n for s in ("gemm", "cutlass", "xmma", "nvjet", "cublas", "wgmma", "sm90_")):
+    if any(mark in n for mark in MATMUL_MARKS):
         return "matrix products"
     if "adam" in n or "multi_tensor" in n:
         return "optimizer"
@@ -109,7 +111,7 @@ def kernel_kind(name: str) -> str:
         return "casts and copies"
     if "conv" in n:
         return "convolution"
-    if "reduce" in n or "softmax" in n or "norm" in n:
+    if "reduce" in n or "softmax" in n or "layer_norm" in n or "layernorm" in n:
         return "reductions"
     return "other element-wise"
 

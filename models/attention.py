@@ -51,9 +51,10 @@ KINDS: tuple[str, ...] = ("full", "local", "compressed")
 # memory, and under torch.compile it compiled at both lengths where sdpa failed at 8,192 (an
 # inductor error). The trade-off: compiled sdpa, where it compiles, was 1.7x faster than
 # compiled flex at 11,000, and the first flex call of a process compiles its kernel (~10 s).
-# Since a compiled T-DMCA is one graph up to its loss (block masks built in the graph, no
-# device sync) and Adam is fused, compiled flex trained it at L = 8,192 in 12.1 ms a step on an
-# H100 (24.4 ms before; docs/benchmarks.md).
+# Since a compiled T-DMCA is one graph (block masks built in the graph, no device sync) and
+# Adam is fused, compiled flex trained it at L = 8,192 in 12.1 ms a step on an H100 (24.4 ms
+# before; docs/benchmarks.md). That was measured with the loss traced too; the committed loss
+# runs outside the graph and was not timed there.
 ATTENTION_IMPLS: tuple[str, ...] = ("auto", "sdpa", "flex")
 CACHE_CHUNK = 128  # positions a decoding cache grows by, so that it is not copied every step
 

@@ -390,8 +390,8 @@ class _Trainer:
         config = self.config
         params = [p for p in self.model.parameters() if p.requires_grad]
         optim = torch.optim.AdamW if config.weight_decay > 0 else torch.optim.Adam
-        # On CUDA the fused implementation: one kernel updates every parameter (the same
-        # update; the default runs several launches per group of tensors).
+        # On CUDA the fused implementation: a few kernel launches update every parameter (the
+        # same algorithm; the default launches several kernels per group of tensors).
         fused = {"fused": True} if params and all(p.is_cuda for p in params) else {}
         optimizer = optim(params, lr=config.lr, betas=config.adam_betas, eps=config.adam_eps,
                           weight_decay=config.weight_decay, **fused)

@@ -470,7 +470,9 @@ def test_a_compiled_model_stops_recompiling_as_batch_shapes_change(unwrapped_eag
         warm = ([(150, 40), (100, 20)], [(170, 30), (160, 10), (9, 9)], [(230, 40)],
                 [(90, 10), (14, 5)])
         later = ([(160, 20), (150, 22)], [(80, 20), (30, 5)])
-        with flexattention.eager_cpu_backward():
+        # (past dynamo's recompile limit a frame would run eagerly and compile nothing more)
+        with flexattention.eager_cpu_backward(), \
+                torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
             for lengths in warm:
                 net(batch(lengths)).loss.backward()
             settled = len(compiled)
