@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import shlex
 import statistics
@@ -44,6 +43,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.transformers import (  # noqa: E402
+    PEAK_BF16_TFLOPS,
+    SHAPES,
+    SMOKE_SHAPE,
+    DeviceRun,
+    build,
+    flops_per_token,
+    prepare_torch,
+    training_batch,
+)
 
 RESULTS = ROOT / "bench" / "results"
 ROW_KEYS = {"impl": "auto", "L": 8192, "batch": 1, "compile": "no", "fused": None,
@@ -116,27 +126,21 @@ def kernel_kind(name: str) -> str:
     return "other element-wise"
 
 
-class StepRun:
+class StepRun(DeviceRun):
     """The rows of one run, their results written after each."""
 
     def __init__(self, args, command: str):
-        import torch
-
-        self.smoke = args.smoke
-        self.device = torch.device("cpu" if self.smoke else "cuda")
-        if not self.smoke and not torch.cuda.is_available():
-            raise SystemExit("gpu_step needs a CUDA device (--smoke runs the same code on CPU)")
-        from bench.transformers import PEAK_BF16_TFLOPS, SHAPES, SMOKE_SHAPE
-
+        smoke = args.smoke
+        name = "gpu_step" + (f"-{args.label}" if args.label else "") + \
+            ("-smoke" if smoke else "") + ".json"
+        paths = [RESULTS / name]
+        if os.environ.get("OUT") and not smoke:
+            paths.append(Path(os.environ["OUT"]) / name)
+        super().__init__(smoke, "gpu_step needs a CUDA device (--smoke runs the same code on "
+                         "CPU)", args.budget_seconds, paths)
         self.shape = dict(SMOKE_SHAPE if self.smoke else SHAPES["base"])
         self.warmup, self.steps = (1, 2) if self.smoke else (args.warmup, args.steps)
         self.peak = float(os.environ.get("PEAK_BF16_TFLOPS", PEAK_BF16_TFLOPS))
-        self.budget, self.start = args.budget_seconds, time.perf_counter()
-        name = "gpu_step" + (f"-{args.label}" if args.label else "") + \
-            ("-smoke" if self.smoke else "") + ".json"
-        self.paths = [RESULTS / name]
-        if os.environ.get("OUT") and not self.smoke:
-            self.paths.append(Path(os.environ["OUT"]) / name)
         self.explained: set[tuple] = set()
         self.results = {"command": command, "label": args.label, "smoke": self.smoke,
                         "shape": self.shape, "environment": self.environment(),
@@ -158,27 +162,7 @@ class StepRun:
             env["device"] = torch.cuda.get_device_name(0)
         return env
 
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def write(self) -> None:
-        from bench.transformers import write_results
-
-        write_results(self.results, self.paths)
-
-    def record(self, section: str, row: dict) -> None:
-        row = {**row, "at_seconds": round(self.elapsed(), 1)}
-        self.results[section].append(row)
-        print(json.dumps({"section": section, **row}), flush=True)
-        self.write()
-
     # -- one step ---------------------------------------------------------------------------
-
-    def sync(self) -> None:
-        import torch
-
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()
 
     def context(self):
         """bf16 autocast; on CPU (the smoke) also eager flex attention's backward pass."""
@@ -205,20 +189,11 @@ class StepRun:
         return out.loss.detach().clone()
 
     def batch(self, length: int, rows: int):
+        """The same batch in every row of a length and size (a generator seeded by them)."""
         import torch
 
-        from bench.transformers import TARGET_TOKENS
-        from wikisum.models.base import Batch
-
-        target = min(TARGET_TOKENS, max(1, length // 4))
-        source = max(1, length - target - 1)
-        gen = torch.Generator().manual_seed(length * 1000 + rows)  # the same batch in every row
-        ids = torch.randint(6, self.shape["vocab_size"], (rows, source + target),
-                            generator=gen).to(self.device)
-        return Batch(sources=ids[:, :source],
-                     source_lengths=torch.full((rows,), source, device=self.device),
-                     targets=ids[:, source:],
-                     target_lengths=torch.full((rows,), target, device=self.device))
+        gen = torch.Generator().manual_seed(length * 1000 + rows)
+        return training_batch(length, self.shape["vocab_size"], self.device, rows, gen)
 
     @contextlib.contextmanager
     def loss_chunk(self, mib: int | None):
@@ -236,24 +211,14 @@ class StepRun:
             losses.chunk_rows = original
 
     def reset(self) -> None:
-        import gc
-
-        import torch
+        """DeviceRun's reset, and a fresh dynamo: each row compiles for its own shapes."""
         import torch._dynamo
 
-        from wikisum.models import flexattention
-
-        flexattention.clear_caches()
-        torch._dynamo.reset()  # each row compiles afresh, for its own shapes
-        gc.collect()
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats()
+        torch._dynamo.reset()
+        self.reset_memory()
 
     def row(self, spec: dict) -> dict:
         import torch
-
-        from bench.transformers import build, flops_per_token
 
         row = dict(spec)
         fused = spec["fused"] if spec["fused"] is not None else int(self.device.type == "cuda")
@@ -267,8 +232,7 @@ class StepRun:
                 model = build(spec["model"], attention_impl=spec["impl"],
                               checkpoint_layers=bool(spec["ckpt"]), **self.shape)
                 model = model.to(self.device).train()
-                optimizer = torch.optim.Adam(model.parameters(), lr=1e-4,
-                                             **({"fused": True} if fused else {}))
+                optimizer = self.adam(model, bool(fused))
                 net = model
                 if spec["compile"] != "no":
                     if self.smoke:  # dynamo alone: inductor's kernels need the GPU's compilers
@@ -303,19 +267,6 @@ class StepRun:
             del model, net, optimizer
             self.reset()
         return row
-
-    def reset_peak(self) -> None:
-        import torch
-
-        if self.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-
-    def peak_mib(self) -> float | None:
-        import torch
-
-        if self.device.type != "cuda":
-            return None
-        return round(torch.cuda.max_memory_allocated() / 2**20, 1)
 
     def timed(self, net, optimizer, batch, graphs: bool) -> float:
         """The median seconds of ``steps`` steps, each between two CUDA events (wall clock on
@@ -401,11 +352,9 @@ class StepRun:
         self.record("graph_breaks", found)
 
     def run(self, rows: list[dict]) -> None:
-        from bench.transformers import prepare_torch
-
         prepare_torch(self.device)
         for spec in rows:
-            if self.elapsed() > self.budget:
+            if self.left() < 0:
                 self.record("skipped", {**spec, "reason": "time budget"})
                 continue
             self.record("rows", self.row(spec))

@@ -99,18 +99,26 @@ def build(name: str, **overrides):
     return models.build(name, preset="base", layer_kinds=kinds, loss_on=LOSS_ON, **shape)
 
 
-def training_batch(length: int, vocab_size: int, device=None):
-    """One example whose ``source + <sep> + target`` is ``length`` tokens: the model's own
-    training path (its loss, chunked output layer included) is what a step measures."""
+def training_batch(length: int, vocab_size: int, device=None, rows: int = 1,
+                   generator=None):
+    """``rows`` examples whose ``source + <sep> + target`` is ``length`` tokens: the model's
+    own training path (its loss, chunked output layer included) is what a step measures. The
+    ids come from ``generator`` (a CPU one) where given, else from the global random state."""
     import torch
 
     from wikisum.models.base import Batch
 
     target = min(TARGET_TOKENS, max(1, length // 4))
     source = max(1, length - target - 1)
-    ids = torch.randint(6, vocab_size, (1, source + target), device=device)
-    return Batch(sources=ids[:, :source], source_lengths=torch.tensor([source], device=device),
-                 targets=ids[:, source:], target_lengths=torch.tensor([target], device=device))
+    if generator is None:
+        ids = torch.randint(6, vocab_size, (rows, source + target), device=device)
+    else:
+        ids = torch.randint(6, vocab_size, (rows, source + target), generator=generator)
+        ids = ids.to(device)
+    return Batch(sources=ids[:, :source],
+                 source_lengths=torch.full((rows,), source, device=device),
+                 targets=ids[:, source:],
+                 target_lengths=torch.full((rows,), target, device=device))
 
 
 def child_step(name: str, length: int, threads: int, checkpoint_layers: bool = False) -> dict:
@@ -310,38 +318,21 @@ def prepare_torch(device) -> None:
         torch.set_num_threads(min(2, torch.get_num_threads()))
 
 
-class GpuRun:
-    """The --gpu (or --gpu-smoke) run: its settings, the time left, and its results, written
-    whole after every figure (a killed run keeps what it had)."""
+class DeviceRun:
+    """What a GPU benchmark run (or its smoke run on CPU) keeps: its device, its clock and time
+    budget, and its results, written whole to ``paths`` after every figure (a killed run keeps
+    what it had)."""
 
-    def __init__(self, args, command: str):
+    def __init__(self, smoke: bool, refusal: str, budget: float, paths: list[Path]):
         import torch
 
-        self.smoke = args.gpu_smoke
-        self.device = torch.device("cpu" if self.smoke else "cuda")
-        if not self.smoke and not torch.cuda.is_available():
-            raise SystemExit("--gpu needs a CUDA device (--gpu-smoke runs the same code on CPU)")
-        self.shape = dict(SMOKE_SHAPE if self.smoke else SHAPES["base"])
-        self.lengths = (600,) if self.smoke else GPU_LENGTHS
-        self.steps = 2 if self.smoke else max(5, args.gpu_steps)
-        self.warmup = 1 if self.smoke else 3
-        self.decode_prefix = 600 if self.smoke else 11000
-        self.decode_tokens = 8 if self.smoke else 64
-        self.longest_start = 600 if self.smoke else 16384
-        self.longest_limit = 1200 if self.smoke else 1 << 21  # the smoke: two probes
-        self.longest_seconds = args.gpu_longest_seconds
-        # The smoke compiles with dynamo alone (backend "eager"): it checks that the model
-        # traces, not inductor's kernels, which need the GPU machine's compilers.
-        self.compile = args.gpu_compile
-        self.budget = args.gpu_budget_seconds
-        self.start = time.perf_counter()
-        self.paths = [SMOKE_RESULTS if self.smoke else GPU_RESULTS]
-        if os.environ.get("OUT") and not self.smoke:
-            self.paths.append(Path(os.environ["OUT"]) / "transformers_gpu.json")
-        self.results = {"command": command, "smoke": self.smoke, "budget_seconds": self.budget,
-                        "shape": self.shape, "environment": None, "training": [],
-                        "decoding": [], "longest": [], "training_compiled": [],
-                        "skipped": []}
+        self.smoke = smoke
+        self.device = torch.device("cpu" if smoke else "cuda")
+        if not smoke and not torch.cuda.is_available():
+            raise SystemExit(refusal)
+        self.budget, self.start = budget, time.perf_counter()
+        self.paths = paths
+        self.results: dict = {}
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -358,32 +349,14 @@ class GpuRun:
         print(json.dumps({"section": section, **row}), flush=True)
         self.write()
 
-    def skip(self, what: str) -> None:
-        self.record("skipped", {"part": what, "reason": "skipped: time budget"})
-
     def write(self) -> None:
         write_results(self.results, self.paths)
-
-    # -- helpers ------------------------------------------------------------------------------
 
     def sync(self) -> None:
         import torch
 
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-
-    def autocast(self):
-        import torch
-
-        return torch.autocast(self.device.type, dtype=torch.bfloat16)
-
-    def context(self):
-        """Eager flex attention's backward pass on CPU (the smoke only)."""
-        import contextlib
-
-        from wikisum.models import flexattention
-
-        return flexattention.eager_cpu_backward() if self.smoke else contextlib.nullcontext()
 
     def reset_memory(self) -> None:
         """Free what the last row or probe left (cached block masks included) and start
@@ -400,6 +373,12 @@ class GpuRun:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
 
+    def reset_peak(self) -> None:
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+
     def peak_mib(self) -> float | None:
         import torch
 
@@ -407,18 +386,66 @@ class GpuRun:
             return None
         return round(torch.cuda.max_memory_allocated() / 2**20, 1)
 
+    def adam(self, model, fused: bool | None = None):
+        """Adam as the trainer makes it: its fused kernel on CUDA (``fused`` says otherwise)."""
+        import torch
+
+        if fused is None:
+            fused = self.device.type == "cuda"
+        return torch.optim.Adam(model.parameters(), lr=1e-4, **({"fused": True} if fused else {}))
+
+
+class GpuRun(DeviceRun):
+    """The --gpu (or --gpu-smoke) run: its settings, the time left, and its results, written
+    whole after every figure (a killed run keeps what it had)."""
+
+    def __init__(self, args, command: str):
+        smoke = args.gpu_smoke
+        paths = [SMOKE_RESULTS if smoke else GPU_RESULTS]
+        if os.environ.get("OUT") and not smoke:
+            paths.append(Path(os.environ["OUT"]) / "transformers_gpu.json")
+        super().__init__(smoke, "--gpu needs a CUDA device (--gpu-smoke runs the same code on "
+                         "CPU)", args.gpu_budget_seconds, paths)
+        self.shape = dict(SMOKE_SHAPE if self.smoke else SHAPES["base"])
+        self.lengths = (600,) if self.smoke else GPU_LENGTHS
+        self.steps = 2 if self.smoke else max(5, args.gpu_steps)
+        self.warmup = 1 if self.smoke else 3
+        self.decode_prefix = 600 if self.smoke else 11000
+        self.decode_tokens = 8 if self.smoke else 64
+        self.longest_start = 600 if self.smoke else 16384
+        self.longest_limit = 1200 if self.smoke else 1 << 21  # the smoke: two probes
+        self.longest_seconds = args.gpu_longest_seconds
+        # The smoke compiles with dynamo alone (backend "eager"): it checks that the model
+        # traces, not inductor's kernels, which need the GPU machine's compilers.
+        self.compile = args.gpu_compile
+        self.results = {"command": command, "smoke": self.smoke, "budget_seconds": self.budget,
+                        "shape": self.shape, "environment": None, "training": [],
+                        "decoding": [], "longest": [], "training_compiled": [],
+                        "skipped": []}
+
+    def skip(self, what: str) -> None:
+        self.record("skipped", {"part": what, "reason": "skipped: time budget"})
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def autocast(self):
+        import torch
+
+        return torch.autocast(self.device.type, dtype=torch.bfloat16)
+
+    def context(self):
+        """Eager flex attention's backward pass on CPU (the smoke only)."""
+        import contextlib
+
+        from wikisum.models import flexattention
+
+        return flexattention.eager_cpu_backward() if self.smoke else contextlib.nullcontext()
+
     def model(self, name: str, impl: str):
         import torch
 
         torch.manual_seed(0)
         return build(name, attention_impl=impl, **self.shape).to(self.device)
-
-    def adam(self, model):
-        """Adam as the trainer makes it: its fused kernel on CUDA."""
-        import torch
-
-        fused = {"fused": True} if self.device.type == "cuda" else {}
-        return torch.optim.Adam(model.parameters(), lr=1e-4, **fused)
 
     def step(self, net, optimizer, batch):
         """One training step (forward, backward, Adam); returns the loss (detached)."""
