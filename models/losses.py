@@ -123,13 +123,16 @@ class _WeightedNLL(torch.autograd.Function):
     backward pass, which only scales the stored gradients by the incoming one."""
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, labels, weights, rows, with_grad):
+    def forward(ctx, hidden, weight, bias, labels, weights, rows, with_grad, step=None):
         n = hidden.shape[0]
         nll = torch.empty(n, dtype=torch.float32, device=hidden.device)
         grads = _OutputGrads(hidden, weight, bias,
                              tuple(with_grad and flag for flag in ctx.needs_input_grad[:3]))
         for start in range(0, n, rows):
             part = slice(start, start + rows)
+            if step is not None:
+                _fixed_chunk(step, grads, part, rows, nll, hidden, weight, bias, labels, weights)
+                continue
             logits = F.linear(hidden[part], weight, bias).float()  # (c, V)
             lse = torch.logsumexp(logits, dim=-1)
             picked = labels[part]
@@ -147,29 +150,81 @@ class _WeightedNLL(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_loss, _grad_nll):
         # Saved tensors (not ctx attributes) so that they go as soon as this node has run.
-        return (*_scaled(*ctx.saved_tensors, ctx.dtypes, grad_loss), None, None, None, None)
+        return (*_scaled(*ctx.saved_tensors, ctx.dtypes, grad_loss), None, None, None, None,
+                None)
+
+
+def chunk_step(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+               labels: torch.Tensor, g: torch.Tensor, w32: torch.Tensor | None,
+               want: tuple[bool, bool, bool]) -> tuple:
+    """One chunk of :class:`_WeightedNLL`'s pass as a pure function, for torch.compile to fuse:
+    hidden (c, d), labels and g (c,) -> the chunk's NLL (c,) float32 and its share of the
+    gradients of sum(g * nll) wrt hidden (c, d), weight (V, d) and bias (V,) (None where not
+    ``want``); w32 is weight in float32 (None when nothing is wanted)."""
+    logits = F.linear(hidden, weight, bias).float()  # (c, V)
+    lse = torch.logsumexp(logits, dim=-1)
+    nll = lse - logits.gather(1, labels[:, None]).squeeze(1)
+    if not any(want):
+        return nll, None, None, None
+    d = torch.exp(logits - lse[:, None]) * g[:, None]
+    d = d.scatter_add(1, labels[:, None], -g[:, None])  # softmax x g - onehot(label) x g
+    return (nll,
+            (d @ w32).to(hidden.dtype) if want[0] else None,
+            d.t() @ hidden.float() if want[1] else None,
+            d.sum(0) if want[2] else None)
+
+
+def _fixed_chunk(step: Callable, grads: _OutputGrads, part: slice, rows: int, nll, hidden,
+                 weight, bias, labels, weights) -> None:
+    """:func:`chunk_step` (or its compiled form, ``step``) on rows ``part``, padded to
+    ``rows`` rows of weight 0 so that every call has one shape (one compiled graph); writes
+    the chunk's NLL into ``nll`` and adds its gradients to ``grads``."""
+    h, y, g = hidden[part], labels[part], weights[part].float()
+    short = rows - h.shape[0]
+    if short:
+        h, y, g = F.pad(h, (0, 0, 0, short)), F.pad(y, (0, short)), F.pad(g, (0, short))
+    want = (grads.h is not None, grads.w is not None, grads.b is not None)
+    got, dh, dw, db = step(h, weight, bias, y, g, grads.w32, want)
+    nll[part] = got[:rows - short]
+    if dh is not None:
+        grads.h[part] = dh[:rows - short]
+    if dw is not None:
+        grads.w += dw
+    if db is not None:
+        grads.b += db
+
+
+@functools.cache
+def compiled_chunk_step() -> Callable:
+    """:func:`chunk_step` under torch.compile, one graph for every chunk of one shape."""
+    return torch.compile(chunk_step, dynamic=False, fullgraph=True)
 
 
 def weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                 labels: torch.Tensor, weights: torch.Tensor, rows: int | None = None
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
+                 labels: torch.Tensor, weights: torch.Tensor, rows: int | None = None,
+                 step: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The loss ``sum_i weights_i * nll_i`` (a scalar with its gradient) and the per-row NLL
     (N,) float32 (no gradient), for hidden (N, d), weight (V, d), bias (V,) or None, labels and
     weights (N,). Logits are held ``rows`` rows at a time, and the gradient is computed in the
-    same pass, so the output layer costs three matrix products, as with full logits."""
+    same pass, so the output layer costs three matrix products, as with full logits. With
+    ``step`` (:func:`chunk_step` or :func:`compiled_chunk_step`'s) each chunk is that function
+    of ``rows`` rows, the last one padded; without, the chunk's work is done in place."""
     if hidden.shape[0] == 0:
         zero = hidden.new_zeros((), dtype=torch.float32)
         return zero + 0.0 * hidden.sum() + 0.0 * weight.sum(), zero.new_zeros(0)
     rows = rows or chunk_rows(weight.shape[0])
+    if step is not None:  # fewer rows than a chunk: padded to a power of two (few shapes)
+        rows = min(rows, max(64, 1 << (hidden.shape[0] - 1).bit_length()))
     # The forward pass of a Function runs without grad mode: ask now whether a gradient is
     # wanted (evaluation under no_grad computes the loss alone).
     with_grad = torch.is_grad_enabled()
-    return _WeightedNLL.apply(hidden, weight, bias, labels, weights, rows, with_grad)
+    return _WeightedNLL.apply(hidden, weight, bias, labels, weights, rows, with_grad, step)
 
 
 def masked_weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                         labels: torch.Tensor, weights: torch.Tensor, rows_mask: torch.Tensor,
-                        rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                        rows: int | None = None, step: Callable | None = None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """hidden (B, T, d), labels, weights (B, T), rows_mask (B, T) bool -> the loss
     ``sum(weights * nll)`` and nll (B, T) float32, computed only where ``rows_mask`` is True
     (weights must be 0 elsewhere) and 0 there: a decoder-only model scores just the positions
@@ -178,7 +233,7 @@ def masked_weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.
     index = rows_mask.reshape(-1).nonzero().squeeze(1)  # (n,)
     loss, picked = weighted_nll(hidden.reshape(b * t, d).index_select(0, index), weight, bias,
                                 labels.reshape(-1).index_select(0, index),
-                                weights.reshape(-1).index_select(0, index), rows)
+                                weights.reshape(-1).index_select(0, index), rows, step)
     nll = torch.zeros(b * t, dtype=torch.float32, device=hidden.device)
     return loss, nll.index_copy(0, index, picked).view(b, t)
 
@@ -201,15 +256,21 @@ def _outside_graphs(fn: Callable) -> Callable:
 @_outside_graphs
 def untraced_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                  labels: torch.Tensor, weights: torch.Tensor, rows_mask: torch.Tensor,
-                 every_row: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                 every_row: bool, step: Callable | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`masked_weighted_nll` for a compiled model, run outside its graph: the loop over
     chunks depends on the number of rows, so a traced loss would tie the compiled model to one
-    batch shape. With ``every_row`` it scores every row instead of picking the rows of
-    ``rows_mask`` (those outside it must weigh 0; their NLL is zeroed): no wait for the count
-    of rows, for the price of the padding's rows."""
+    batch shape. Each chunk is instead one call of ``step``, by default (on CUDA)
+    :func:`chunk_step` compiled on its own, whose shape is always the same: the chunk's
+    projection, softmax and gradients fused as they would be in the model's graph, compiled
+    once. With ``every_row`` it scores every row instead of picking the rows of ``rows_mask``
+    (those outside it must weigh 0; their NLL is zeroed): no wait for the count of rows, for
+    the price of the padding's rows."""
+    if step is None and hidden.is_cuda:
+        step = compiled_chunk_step()
     if not every_row:
-        return masked_weighted_nll(hidden, weight, bias, labels, weights, rows_mask)
+        return masked_weighted_nll(hidden, weight, bias, labels, weights, rows_mask, step=step)
     b, t, d = hidden.shape
     loss, nll = weighted_nll(hidden.reshape(b * t, d), weight, bias, labels.reshape(-1),
-                             weights.reshape(-1))
+                             weights.reshape(-1), step=step)
     return loss, nll.view(b, t) * rows_mask

@@ -15,9 +15,25 @@ def plain_nll(hidden, weight, bias, labels):
     return F.cross_entropy(F.linear(hidden, weight, bias).float(), labels, reduction="none")
 
 
+def chunk_steps():
+    """The ways a chunk is computed: in place (None), :func:`losses.chunk_step` eagerly, and
+    traced by torch.compile as a compiled model's loss runs it (backend "eager": the trace, not
+    inductor, which would compile C++ for the CPU)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    return {"in place": None, "chunk_step": losses.chunk_step,
+            "traced": torch.compile(losses.chunk_step, backend="eager", dynamic=False,
+                                    fullgraph=True)}
+
+
+STEPS = ("in place", "chunk_step", "traced")
+
+
+@pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("rows", [1, 3, 7, 64])
 @pytest.mark.parametrize("with_bias", [True, False])
-def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias):
+def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias, step):
     torch.manual_seed(rows)
     n, d, v = 19, 6, 23  # 19 rows: no chunk size above divides it
     hidden = torch.randn(n, d)
@@ -30,7 +46,8 @@ def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias):
         leaves = [t.clone().requires_grad_(True) if t is not None else None
                   for t in (hidden, weight, bias)]
         if chunked:
-            loss, nll = losses.weighted_nll(*leaves, labels, weights, rows)
+            loss, nll = losses.weighted_nll(*leaves, labels, weights, rows,
+                                            step=chunk_steps()[step])
             assert not nll.requires_grad
         else:
             nll = plain_nll(*leaves, labels)
@@ -46,8 +63,9 @@ def test_weighted_nll_equals_the_plain_loss_and_its_gradients(rows, with_bias):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("with_bias", [True, False])
-def test_under_autocast_both_losses_equal_the_plain_autocast_loss(with_bias):
+def test_under_autocast_both_losses_equal_the_plain_autocast_loss(with_bias, step):
     """Under bf16 autocast (the trainer's on CUDA) both chunked losses give the loss, the NLL
     and the gradients of the plain loss under autocast, whose products run in bf16."""
     torch.manual_seed(5)
@@ -61,7 +79,8 @@ def test_under_autocast_both_losses_equal_the_plain_autocast_loss(with_bias):
                   for t in (hidden, weight, bias)]
         with torch.autocast("cpu", dtype=torch.bfloat16):
             if kind == "weighted":
-                loss, nll = losses.weighted_nll(*leaves, labels, weights, 8)
+                loss, nll = losses.weighted_nll(*leaves, labels, weights, 8,
+                                                step=chunk_steps()[step])
             else:
                 nll = (losses.chunked_nll(*leaves, labels, 8) if kind == "chunked"
                        else plain_nll(*leaves, labels))
@@ -89,6 +108,78 @@ def test_weighted_nll_under_no_grad_is_the_loss_alone():
 def test_chunk_rows_bounds_the_logits_held():
     assert losses.chunk_rows(32_000) * 32_000 * 4 <= losses.CHUNK_BYTES
     assert losses.chunk_rows(10**9) == 1
+
+
+def test_a_compiled_chunk_compiles_once_as_the_batch_shape_changes():
+    """A compiled model's loss (``untraced_nll``, outside the model's graph) calls one compiled
+    chunk: chunks are padded to one shape (to a power of two, at least 64 rows, where a batch
+    holds fewer rows than a chunk), so batches of 20 to 64 rows compile it once, and its
+    results are those computed in place."""
+    import torch._dynamo
+
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        step = torch.compile(losses.chunk_step, backend=counting, dynamic=False, fullgraph=True)
+        weight = torch.randn(23, 6, requires_grad=True)
+
+        def model(hidden, labels, weights, mask, step):
+            return losses.untraced_nll(hidden * 2, weight, None, labels, weights, mask,
+                                       every_row=True, step=step)
+
+        compiled = torch.compile(model, backend="eager")
+        gen = torch.Generator().manual_seed(0)
+        for rows in (20, 20, 37, 64):
+            hidden = torch.randn(1, rows, 6, generator=gen)
+            labels = torch.randint(0, 23, (1, rows), generator=gen)
+            mask = torch.rand(1, rows, generator=gen) > 0.2
+            weights = mask.float() / mask.sum()
+            results = []
+            for run, chunk in ((compiled, step), (model, None)):
+                weight.grad = None
+                loss, nll = run(hidden, labels, weights, mask, chunk)
+                loss.backward()
+                results.append((loss.detach(), nll, weight.grad.clone()))
+            for got, want in zip(*results, strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+                assert got.shape == want.shape
+    finally:
+        torch._dynamo.reset()
+    assert len(graphs) == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the loss's chunks "
+                    "are compiled (inductor) on CUDA only")
+def test_the_inductor_compiled_chunk_equals_the_in_place_one_on_cuda():
+    """On CUDA a compiled model's loss runs :func:`losses.compiled_chunk_step` (inductor, fused
+    kernels): under bf16 autocast its loss, NLL and gradients are those computed in place."""
+    import torch._dynamo
+
+    torch.manual_seed(3)
+    n, d, v = 700, 64, 5000  # two chunks of 512 rows, the second padded
+    hidden = torch.randn(n, d, device="cuda")
+    weight, bias = torch.randn(v, d, device="cuda") * 0.1, torch.randn(v, device="cuda")
+    labels, weights = torch.randint(0, v, (n,), device="cuda"), torch.rand(n, device="cuda")
+
+    def run(step):
+        leaves = [t.clone().requires_grad_(True) for t in (hidden, weight, bias)]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss, nll = losses.weighted_nll(*leaves, labels, weights, 512, step=step)
+        loss.backward()
+        return [loss.detach(), nll] + [t.grad for t in leaves]
+
+    torch._dynamo.reset()
+    try:
+        got = run(losses.compiled_chunk_step())
+    finally:
+        torch._dynamo.reset()
+    for a, b in zip(got, run(None), strict=True):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2)
 
 
 def test_masked_weighted_nll_scores_only_the_rows_asked_and_zero_elsewhere():
