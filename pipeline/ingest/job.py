@@ -137,7 +137,7 @@ def build(p: beam.Pipeline, config: IngestConfig, token: str) -> None:
     search_listed = (listed | "SearchListed" >> beam.Flatten() if listed
                      else p | "NoSearchResults" >> beam.Create([]))
     references = p | "ReadReferences" >> ReadReferences(config.warc + config.wet, config.clean)
-    joined = ((links | "AllLinks" >> beam.Flatten(), references["main"])
+    joined = ((tuple(links), references["main"])
               | "JoinReferences" >> JoinReferences(references[REDIRECTS]))
     rows = ((articles["main"], joined["main"], search_listed)
             | "FilterReferences" >> FilterReferences(

@@ -165,7 +165,8 @@ def join_by_url(item, count):
     every reference over the network.
     """
     url, grouped = item
-    cited = sorted(grouped["links"],
+    # The links come in one group or several (one per source of links, see JoinReferences).
+    cited = sorted((e for tag, group in grouped.items() if tag != "refs" for e in group),
                    key=lambda e: (e[1].article_id, e[1].source, e[1].rank, e[0]))
     links = [link for _, link in cited]
     refs = list(grouped["refs"])
@@ -215,11 +216,12 @@ class ReadReferences(beam.PTransform):
 
 
 class JoinReferences(beam.PTransform):
-    """(url, Link) and (url, Reference) -> (article id, (link, reference)), one capture per
-    URL; a cited URL that the captures record as a redirect joins the page at the end of its
-    chain (a crawler such as `wikisum crawl` stores the 3xx response under the cited URL and the
-    page under the final one). Links no capture serves come out as ``missing_citation`` and
-    ``missing_search`` URLs."""
+    """(url, Link) (one PCollection, or a tuple of them: one per source of links) and (url,
+    Reference) -> (article id, (link, reference)), one capture per URL; a cited URL that the
+    captures record as a redirect joins the page at the end of its chain (a crawler such as
+    `wikisum crawl` stores the 3xx response under the cited URL and the page under the final
+    one). Links no capture serves come out as ``missing_citation`` and ``missing_search``
+    URLs."""
 
     def __init__(self, redirects):
         super().__init__()
@@ -227,11 +229,18 @@ class JoinReferences(beam.PTransform):
 
     def expand(self, inputs):
         links, references = inputs
+        if isinstance(links, beam.pvalue.PCollection):
+            links = (links,)
         # The least target of each redirecting URL (repeats of a pair change no minimum).
         aliases = beam.pvalue.AsDict(self.redirects | "OneTargetEach" >> beam.CombinePerKey(min))
-        links = links | "FollowRedirects" >> beam.Map(
-            lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
-        joined = ({"links": links, "refs": references}
+        # Each source of links is a group of its own in the join rather than flattened first:
+        # a local runner makes every Flatten of several inputs a stage that decodes and encodes
+        # each element again, and the join flattens its inputs anyway.
+        groups = {"refs": references}
+        for i, part in enumerate(links):
+            groups[f"links{i}"] = part | f"FollowRedirects{i or ''}" >> beam.Map(
+                lambda kv, aliases: (follow_redirects(kv[0], aliases), kv), aliases)
+        joined = (groups
                   | "GroupByUrl" >> beam.CoGroupByKey()
                   | "JoinByUrl" >> beam.ParDo(JoinByUrl()).with_outputs(
                       DEAD, TALLY, MISSING_CITATION, MISSING_SEARCH, main="found"))

@@ -162,17 +162,23 @@ def test_stage_url_lists_writes_each_list_distinct_and_sorted_and_an_empty_one_e
     assert texts == {"b": "u1\nu2\n", "a": "u3\n", "none": ""}
 
 
-def test_join_references_follows_redirects_and_lists_what_is_missing():
+@pytest.mark.parametrize("sources", [1, 2])
+def test_join_references_follows_redirects_and_lists_what_is_missing(sources):
+    """Links as one PCollection or one per source (citations, search results), the same join:
+    the links of both sources to one URL join its one capture."""
     page = reference("http://b.example/final", "2020-01-01T00:00:00Z")
-    links = [("http://a.example/old", Link(1, "citation", 0)),
-             ("http://c.example/", Link(1, "search", 0))]
+    cited = [("http://a.example/old", Link(1, "citation", 0))]
+    searched = [("http://c.example/", Link(1, "search", 0)),
+                ("http://b.example/final", Link(2, "search", 3))]
     with BeamTestPipeline() as p:
         redirects = p | "Redirects" >> beam.Create([("http://a.example/old",
                                                      "http://b.example/final")])
-        out = ((p | "Links" >> beam.Create(links),
-                p | "Refs" >> beam.Create([(page.url, page)]))
+        links = (p | "Links" >> beam.Create(cited + searched) if sources == 1
+                 else (p | "Cited" >> beam.Create(cited), p | "Searched" >> beam.Create(searched)))
+        out = ((links, p | "Refs" >> beam.Create([(page.url, page)]))
                | JoinReferences(redirects))
-        assert_that(out["main"], equal_to([(1, (Link(1, "citation", 0), page))]), label="found")
+        assert_that(out["main"], equal_to([(1, (Link(1, "citation", 0), page)),
+                                           (2, (Link(2, "search", 3), page))]), label="found")
         assert_that(out[MISSING_SEARCH], equal_to(["http://c.example/"]), label="missing")
         assert_that(out[MISSING_CITATION], equal_to([]), label="cited")
 

@@ -369,3 +369,72 @@ def test_real_redirect():
     article = parse_article("Redirect", (ARTICLES / "redirect.txt").read_text(encoding="utf-8"))
     assert article.is_redirect
     assert article.lead == ""
+
+
+# --- mwparserfromhell's parse_anything, its common cases answered first --------------------------
+
+def _parse_with(coercion, monkeypatch, texts):
+    """(tree, text, parsed article) of each text with ``coercion`` as every module's
+    ``parse_anything``."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("mwparserfromhell") and hasattr(module, "parse_anything"):
+            monkeypatch.setattr(module, "parse_anything", coercion)
+    import mwparserfromhell
+
+    out = []
+    for text in texts:
+        code = mwparserfromhell.parse(text, skip_style_tags=True)
+        out.append((code.get_tree(), str(code), parse_article("X", text)))
+    return out
+
+
+def _markup_texts() -> list[str]:
+    pieces = ["{{", "}}", "[[", "]]", "{|", "|}", "|", "=", "<ref>", "</ref>", "<ref name=a/>",
+              "'''", "''", "== ", " ==", "\n", "* ", "<!--", "-->", "[http://x.example ", "]",
+              "&nbsp;", "{{cite web|url=http://c.example/|title=", "[[File:", "{{{1}}}",
+              "<div class=\"a\">", "</div>", "text ", "http://y.example/ "]
+    rng = random.Random(1)
+    return [LEAD_WIKITEXT] + ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+                              for _ in range(300)]
+
+
+def test_parse_anything_is_replaced_in_every_module_that_bound_it_once():
+    import sys
+
+    from mwparserfromhell import utils
+
+    wikisum.pipeline.wikitext._install_quick_coercion()  # again: nothing more happens
+    quick = utils.parse_anything
+    original = quick.original
+    assert original is not quick and not hasattr(original, "original")
+    bound = [module for name, module in sys.modules.items()
+             if name.startswith("mwparserfromhell") and hasattr(module, "parse_anything")]
+    assert len(bound) >= 8  # utils, wikicode and the node classes
+    assert all(module.parse_anything is quick for module in bound)
+
+
+def test_the_quick_parse_anything_changes_no_parse(monkeypatch):
+    """Trees, their text and the articles read from them are the library's own."""
+    from mwparserfromhell import utils
+    from mwparserfromhell.wikicode import Wikicode
+
+    quick = utils.parse_anything
+    code = quick("a {{b}}")
+    assert quick(code) is code and quick(None).nodes == [] and isinstance(quick(None), Wikicode)
+    texts = _markup_texts()
+    want = _parse_with(quick.original, monkeypatch, texts)
+    got = _parse_with(quick, monkeypatch, texts)
+    assert got == want
+
+
+@pytest.mark.shared_data
+@needs_shared_data
+def test_the_quick_parse_anything_changes_no_real_article(monkeypatch):
+    from mwparserfromhell import utils
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted(ARTICLES.glob("*.txt"))]
+    quick = utils.parse_anything
+    assert _parse_with(quick, monkeypatch, texts) == _parse_with(quick.original, monkeypatch,
+                                                                 texts)
