@@ -53,8 +53,8 @@ KINDS: tuple[str, ...] = ("full", "local", "compressed")
 # compiled flex at 11,000, and the first flex call of a process compiles its kernel (~10 s).
 # Since a compiled T-DMCA is one graph (block masks built in the graph, no device sync) and
 # Adam is fused, compiled flex trained it at L = 8,192 in 12.1 ms a step on an H100 (24.4 ms
-# before; docs/benchmarks.md). That was measured with the loss traced too; the committed loss
-# runs outside the graph and was not timed there.
+# before; docs/benchmarks.md). That was measured with the loss traced too; with the loss
+# outside the graph, as the code is, the step took about 20 ms, bound by the host.
 ATTENTION_IMPLS: tuple[str, ...] = ("auto", "sdpa", "flex")
 CACHE_CHUNK = 128  # positions a decoding cache grows by, so that it is not copied every step
 

@@ -196,8 +196,11 @@ def _fixed_chunk(step: Callable, grads: _OutputGrads, part: slice, rows: int, nl
 
 @functools.cache
 def compiled_chunk_step() -> Callable:
-    """:func:`chunk_step` under torch.compile, one graph for every chunk of one shape."""
-    return torch.compile(chunk_step, dynamic=False, fullgraph=True)
+    """:func:`chunk_step` under torch.compile, one graph for every chunk of one shape (and one
+    for each of the few row counts of :func:`weighted_nll`'s padding). Not ``fullgraph``: past
+    dynamo's recompile limit (8 graphs, e.g. a process that trains several vocabularies or
+    dtypes) a ``fullgraph`` function raises, this one runs eagerly, with the same results."""
+    return torch.compile(chunk_step, dynamic=False)
 
 
 def weighted_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -261,11 +264,13 @@ def untraced_nll(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     """:func:`masked_weighted_nll` for a compiled model, run outside its graph: the loop over
     chunks depends on the number of rows, so a traced loss would tie the compiled model to one
     batch shape. Each chunk is instead one call of ``step``, by default (on CUDA)
-    :func:`chunk_step` compiled on its own, whose shape is always the same: the chunk's
-    projection, softmax and gradients fused as they would be in the model's graph, compiled
-    once. With ``every_row`` it scores every row instead of picking the rows of ``rows_mask``
-    (those outside it must weigh 0; their NLL is zeroed): no wait for the count of rows, for
-    the price of the padding's rows."""
+    :func:`chunk_step` compiled on its own, whose shape is that of every chunk (the last one
+    padded): the chunk's projection, softmax and gradients fused as they would be in the
+    model's graph, compiled once for a chunk's rows (and once more for each power of two from
+    64 rows that a batch smaller than a chunk is padded to). With ``every_row`` it scores
+    every row instead of picking the rows of ``rows_mask`` (those outside it must weigh 0;
+    their NLL is zeroed): no wait for the count of rows, for the price of the padding's
+    rows."""
     if step is None and hidden.is_cuda:
         step = compiled_chunk_step()
     if not every_row:

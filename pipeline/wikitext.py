@@ -41,16 +41,18 @@ def _quick_coercion(original):
     template's name, a parameter's value, a tag's contents) through ``parse_anything``, which
     runs four function-level imports on every call before it returns a Wikicode unchanged (and
     makes an empty one of None): about a quarter of the time of parsing an article (``bench/
-    ingest.py --profile``, the sample's 1,009 dump pages: 1.5 -> 1.1 CPU seconds). This version
+    ingest.py --profile``, the sample's 1,009 dump pages: 1.5 -> 1.0-1.1 CPU seconds). This version
     answers those two cases as the original does (the same object; an empty Wikicode) without
     the imports, and hands every other value to the original."""
 
-    def parse_anything(value, context=0, *, skip_style_tags=False):
+    def parse_anything(value, context=0, *args, **kwargs):
+        # (the original's other arguments passed on as given: releases differ in whether
+        # skip_style_tags is positional, and the original calls this one for a list's items)
         if isinstance(value, Wikicode):
             return value
         if value is None:
             return Wikicode(SmartList())
-        return original(value, context, skip_style_tags=skip_style_tags)
+        return original(value, context, *args, **kwargs)
 
     parse_anything.original = original
     return parse_anything
@@ -58,8 +60,9 @@ def _quick_coercion(original):
 
 def _install_quick_coercion() -> None:
     """Puts :func:`_quick_coercion`'s function in place of ``parse_anything`` in every
-    mwparserfromhell module that bound the original (its node classes import it by name).
-    Idempotent; the results of every parse are unchanged (tested)."""
+    mwparserfromhell module that bound the original under that name (its node classes import
+    it by name; ``mwparserfromhell.parse``, the same function under another name, is left as it
+    is: one call an article). Idempotent; the results of every parse are unchanged (tested)."""
     import sys
 
     from mwparserfromhell import utils

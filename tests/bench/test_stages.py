@@ -143,4 +143,8 @@ def test_threads_that_follow_each_other_are_all_counted():
         worker.start()
         worker.join()
     profile = sampler.stop()
-    assert profile["stages"]["cleaning: paragraph filter"] > 0.45, profile["stages"]
+    # 0.6 s of CPU in three threads, one after the other: one thread lost would leave 0.4 s.
+    # (Which stage a look sees depends on where the thread is at that moment, more so on a
+    # loaded machine, so only the total is held to a figure.)
+    assert sum(profile["stages"].values()) > 0.45, profile["stages"]
+    assert profile["stages"]["cleaning: paragraph filter"] > 0, profile["stages"]

@@ -514,8 +514,7 @@ def test_the_compiled_model_equals_the_eager_one_on_cuda(enough_recompiles):
     """torch.compile (inductor) of T-DMCA with FlexAttention, its block masks built in the
     graph, float32, a ragged batch of two rows: the loss (1e-3) and every gradient (1e-3 of its
     norm) of the eager model with sdpa. Passed on an H100 with the loss traced in the graph;
-    not yet run there with the loss outside it and its chunks compiled on their own (the run
-    that exercised that code, bench/gpu_step.py, ended its time before this test)."""
+    not yet run on a GPU with the loss outside it and its chunks compiled on their own."""
     import torch._dynamo
 
     batch = ragged_batch(300, "cuda")

@@ -95,6 +95,20 @@ def test_under_autocast_both_losses_equal_the_plain_autocast_loss(with_bias, ste
             torch.testing.assert_close(got, ref, rtol=2e-2, atol=2e-2, msg=kind)
 
 
+@pytest.mark.parametrize("step", STEPS)
+def test_under_no_grad_every_chunk_step_gives_the_loss_and_nll(step):
+    """Evaluation (no gradient wanted) through each way of computing a chunk, the last padded."""
+    torch.manual_seed(2)
+    hidden, weight, bias = torch.randn(19, 6), torch.randn(23, 6), torch.randn(23)
+    labels, weights = torch.randint(0, 23, (19,)), torch.rand(19)
+    with torch.no_grad():
+        loss, nll = losses.weighted_nll(hidden, weight, bias, labels, weights, 7,
+                                        step=chunk_steps()[step])
+    want = plain_nll(hidden, weight, bias, labels)
+    torch.testing.assert_close(nll, want, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(loss, (want * weights).sum(), rtol=1e-5, atol=1e-6)
+
+
 def test_weighted_nll_under_no_grad_is_the_loss_alone():
     torch.manual_seed(0)
     hidden, weight = torch.randn(5, 4, requires_grad=True), torch.randn(7, 4, requires_grad=True)

@@ -423,6 +423,10 @@ def test_the_quick_parse_anything_changes_no_parse(monkeypatch):
     quick = utils.parse_anything
     code = quick("a {{b}}")
     assert quick(code) is code and quick(None).nodes == [] and isinstance(quick(None), Wikicode)
+    # the other arguments reach the original as given (older releases pass skip_style_tags
+    # by position when the original calls itself for a list's items, which come back through
+    # the quick version)
+    assert str(quick(["''a''", code, None], 0, skip_style_tags=True)) == "''a''a {{b}}"
     texts = _markup_texts()
     want = _parse_with(quick.original, monkeypatch, texts)
     got = _parse_with(quick, monkeypatch, texts)
