@@ -3,6 +3,8 @@ plain one, in value and gradient, and the models' losses use it without changing
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -165,6 +167,37 @@ def test_a_compiled_chunk_compiles_once_as_the_batch_shape_changes():
     finally:
         torch._dynamo.reset()
     assert len(graphs) == 1
+
+
+@pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")),
+                    reason="no C++ compiler: inductor compiles C++ on the CPU")
+def test_the_inductor_compiled_chunk_equals_the_in_place_one_on_the_cpu():
+    """The chunk as inductor compiles it (C++ on the CPU, Triton on CUDA: the same lowering of
+    its operations) against the in-place loop: loss, NLL and gradients, float32 and under bf16
+    autocast, the last chunk padded (700 rows in chunks of 512)."""
+    import torch._dynamo
+
+    torch.manual_seed(3)
+    n, d, v = 700, 64, 5000
+    hidden, weight, bias = torch.randn(n, d), torch.randn(v, d) * 0.1, torch.randn(v)
+    labels, weights = torch.randint(0, v, (n,)), torch.rand(n)
+
+    def run(step, autocast):
+        leaves = [t.clone().requires_grad_(True) for t in (hidden, weight, bias)]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss, nll = losses.weighted_nll(*leaves, labels, weights, 512, step=step)
+        loss.backward()
+        return [loss.detach(), nll] + [t.grad for t in leaves]
+
+    torch._dynamo.reset()
+    try:
+        step = torch.compile(losses.chunk_step, dynamic=False)
+        for autocast in (False, True):
+            tolerance = dict(rtol=2e-2, atol=2e-2) if autocast else dict(rtol=1e-4, atol=1e-5)
+            for got, want in zip(run(step, autocast), run(None, autocast), strict=True):
+                torch.testing.assert_close(got, want, **tolerance)
+    finally:
+        torch._dynamo.reset()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the loss's chunks "
