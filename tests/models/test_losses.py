@@ -171,6 +171,8 @@ def test_a_compiled_chunk_compiles_once_as_the_batch_shape_changes():
 
 @pytest.mark.skipif(not (shutil.which("g++") or shutil.which("c++")),
                     reason="no C++ compiler: inductor compiles C++ on the CPU")
+# (torch's own CPU code generation touches torch.jit, which warns of its deprecation)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
 def test_the_inductor_compiled_chunk_equals_the_in_place_one_on_the_cpu():
     """The chunk as inductor compiles it (C++ on the CPU, Triton on CUDA: the same lowering of
     its operations) against the in-place loop: loss, NLL and gradients, float32 and under bf16
