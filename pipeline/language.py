@@ -142,13 +142,26 @@ def identify(text: str, *, max_chars: int = DEFAULT_MAX_CHARS,
     return identify_many([text], max_chars=max_chars, min_letters=min_letters)[0]
 
 
+def _has_letters(sample: str, wanted: int) -> bool:
+    """Whether ``sample`` holds at least ``wanted`` letters (``str.isalpha``), read only up to
+    the letter that makes the count: a page's text reaches 20 letters in its first few dozen
+    characters, where counting all 1,000 took about 20 us a page."""
+    count = 0
+    for char in sample:
+        if char.isalpha():
+            count += 1
+            if count >= wanted:
+                return True
+    return False
+
+
 def identify_many(texts: list[str], *, max_chars: int = DEFAULT_MAX_CHARS,
                   min_letters: int = DEFAULT_MIN_LETTERS) -> list[Language]:
     """:func:`identify` of each text, the texts' features found together (one walk over all
     of them, where the identifier allows it): the same answers, in less time a text."""
     samples = [text[:max_chars] for text in texts]
     wanted = max(min_letters, 1)
-    todo = [i for i, sample in enumerate(samples) if sum(map(str.isalpha, sample)) >= wanted]
+    todo = [i for i, sample in enumerate(samples) if _has_letters(sample, wanted)]
     out = [_UNKNOWN] * len(texts)
     if not todo:
         return out

@@ -46,6 +46,19 @@ def test_min_letters_is_the_boundary():
     assert identify("Personal life", min_letters=0).code != UNDETERMINED
 
 
+def test_the_letter_count_stops_where_it_is_decided_and_agrees_with_counting_all():
+    import random
+
+    from wikisum.pipeline.language import _has_letters
+
+    rng = random.Random(0)
+    alphabet = "ab é日ß²½_-1 \n.Ωд"  # letters, digits, numerics that are not letters, marks
+    for _ in range(2000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        for wanted in (1, 5, 20, 61):
+            assert _has_letters(sample, wanted) == (sum(map(str.isalpha, sample)) >= wanted)
+
+
 def test_non_language_is_undetermined():
     hashes = ("d41d8cd98f00b204e9800998ecf8427e 9e107d9d372bb6826bd81d3542a419d6 "
               "e4d909c290d0fb1ca068ffaddf22cbd0")
