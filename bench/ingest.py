@@ -820,6 +820,14 @@ def stage_table(name: str, stages: dict, run: dict) -> None:
     for stage, seconds in split.items():
         how = "timed" if stage in stages["timed"] else "sampled"
         print(f"  {stage:45s} {seconds:7.1f} s  {100 * seconds / cpu:5.1f} %  {how}")
+    beam_stages = stages.get("beam_stages") or {}
+    if beam_stages:
+        print(f"\n{name}'s Beam stages: the CPU seconds of the thread running each stage's work "
+              "from its read on (trafilatura, in the cleaning's helper thread, not in them), "
+              "the elements and encoded MB it read; the 12 largest:")
+        for step, entry in list(beam_stages.items())[:12]:
+            print(f"  {step[:60]:60s} {entry['cpu_s']:6.2f} s {entry['elements']:8d} "
+                  f"{entry['bytes'] / 1e6:7.1f} MB")
 
 
 def report(runs: dict, figures: dict, targets: list, checks: dict, corpus: dict, tiny: dict,

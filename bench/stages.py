@@ -199,12 +199,14 @@ def profile_call(function, *args):
     sampler.start()
     cpu, start = time.process_time(), time.perf_counter()
     timers = Timers().install()  # its imports (Beam, trafilatura) inside the window
+    beam_stages = BeamStages().install()
     try:
         result = function(*args)
     finally:
         wall = time.perf_counter() - start
         profile = sampler.stop()
         profile["timed"] = timers.remove()
+        profile["beam_stages"] = beam_stages.remove()
         profile["window_cpu_s"] = time.process_time() - cpu  # every thread's, this process
     return result, profile, wall
 
@@ -221,6 +223,60 @@ def split_stages(profile: dict, cpu_s: float) -> dict:
     split = {stage: rest * seconds / total for stage, seconds in sampled.items()} if total \
         else {OTHER: rest}
     return dict(sorted({**timed, **split}.items(), key=lambda item: -item[1]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Beam's stages: what each one read and the CPU time of its work
+
+
+class BeamStages:
+    """Per stage of a Beam job run in this process (a fused run of steps, as the local
+    runner executes it): the elements and encoded bytes its read step took in and the thread
+    CPU time of the stage's work on them (``DataInputOperation.process_encoded``, which
+    decodes each element and runs every fused step after it; the CPU of the thread that runs
+    the stage only: trafilatura, which the cleaning runs in a helper thread, is not in it).
+    Keyed by the read step's name: a group-by's read is named
+    ``.../GroupByKey/Read``, a Flatten of several inputs that the runner materialises
+    ``.../Flatten/Read``."""
+
+    def __init__(self):
+        self.stats: dict[str, list] = {}
+        self._lock = threading.Lock()
+        self._saved = None
+
+    def install(self) -> BeamStages:
+        from apache_beam.runners.worker import bundle_processor
+
+        operation = bundle_processor.DataInputOperation
+        original = operation.process_encoded
+        stats, lock = self.stats, self._lock
+
+        def process_encoded(op, encoded):
+            before, start = getattr(op, "index", 0), time.thread_time()
+            try:
+                return original(op, encoded)
+            finally:
+                spent = time.thread_time() - start
+                with lock:
+                    entry = stats.setdefault(op.name_context.step_name, [0, 0, 0.0])
+                    entry[0] += getattr(op, "index", 0) - before
+                    entry[1] += len(encoded)
+                    entry[2] += spent
+
+        operation.process_encoded = process_encoded
+        self._saved = (operation, original)
+        return self
+
+    def remove(self) -> dict:
+        """Put Beam's method back; {read step: {elements, bytes, cpu_s}}, most CPU first."""
+        if self._saved is not None:
+            operation, original = self._saved
+            operation.process_encoded = original
+            self._saved = None
+        with self._lock:
+            ranked = sorted(self.stats.items(), key=lambda item: -item[1][2])
+        return {name: {"elements": n, "bytes": size, "cpu_s": round(cpu, 4)}
+                for name, (n, size, cpu) in ranked}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -148,3 +148,27 @@ def test_threads_that_follow_each_other_are_all_counted():
     # loaded machine, so only the total is held to a figure.)
     assert sum(profile["stages"].values()) > 0.45, profile["stages"]
     assert profile["stages"]["cleaning: paragraph filter"] > 0, profile["stages"]
+
+
+def test_beam_stages_count_what_each_stage_reads():
+    """A local job with one group-by: its read step took the 3 groups in; Beam's method is put
+    back afterwards."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.worker import bundle_processor
+
+    original = bundle_processor.DataInputOperation.process_encoded
+    instrument = stages.BeamStages().install()
+    try:
+        options = PipelineOptions(direct_num_workers=1, direct_running_mode="in_memory")
+        with beam.Pipeline("DirectRunner", options=options) as p:
+            _ = (p | beam.Create([(i % 3, "x" * i) for i in range(30)])
+                 | "Group" >> beam.GroupByKey()
+                 | beam.MapTuple(lambda key, values: (key, len(list(values)))))
+    finally:
+        got = instrument.remove()
+    assert bundle_processor.DataInputOperation.process_encoded is original
+    reads = {step: entry for step, entry in got.items() if step.startswith("Group/")}
+    assert [entry["elements"] for entry in reads.values()] == [3], got
+    assert all(entry["bytes"] > 30 * 14 // 2 and entry["cpu_s"] >= 0 for entry in reads.values())
+    assert list(got) == sorted(got, key=lambda step: -got[step]["cpu_s"])
