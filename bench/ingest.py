@@ -823,10 +823,11 @@ def stage_table(name: str, stages: dict, run: dict) -> None:
     beam_stages = stages.get("beam_stages") or {}
     if beam_stages:
         print(f"\n{name}'s Beam stages: the CPU seconds of the thread running each stage's work "
-              "from its read on (trafilatura, in the cleaning's helper thread, not in them), "
-              "the elements and encoded MB it read; the 12 largest:")
+              "while it reads its input (trafilatura, in the cleaning's helper thread, and the "
+              "steps' finish_bundle not in them), the elements and encoded MB it read; the 12 "
+              "largest, by their read step:")
         for step, entry in list(beam_stages.items())[:12]:
-            print(f"  {step[:60]:60s} {entry['cpu_s']:6.2f} s {entry['elements']:8d} "
+            print(f"  {step[-60:]:60s} {entry['cpu_s']:6.2f} s {entry['elements']:8d} "
                   f"{entry['bytes'] / 1e6:7.1f} MB")
 
 

@@ -199,8 +199,9 @@ def profile_call(function, *args):
     sampler.start()
     cpu, start = time.process_time(), time.perf_counter()
     timers = Timers().install()  # its imports (Beam, trafilatura) inside the window
-    beam_stages = BeamStages().install()
+    beam_stages = BeamStages()
     try:
+        beam_stages.install()
         result = function(*args)
     finally:
         wall = time.perf_counter() - start
@@ -231,11 +232,12 @@ def split_stages(profile: dict, cpu_s: float) -> dict:
 
 class BeamStages:
     """Per stage of a Beam job run in this process (a fused run of steps, as the local
-    runner executes it): the elements and encoded bytes its read step took in and the thread
-    CPU time of the stage's work on them (``DataInputOperation.process_encoded``, which
-    decodes each element and runs every fused step after it; the CPU of the thread that runs
-    the stage only: trafilatura, which the cleaning runs in a helper thread, is not in it).
-    Keyed by the read step's name: a group-by's read is named
+    runner executes it): the elements its read step took in, the encoded bytes handed to it,
+    and the thread CPU time of the work done while it reads them
+    (``DataInputOperation.process_encoded``, which decodes each element and runs every fused
+    step after it on that element; not the steps' ``start_bundle`` or ``finish_bundle``, and
+    only the CPU of the thread that runs the stage: trafilatura, which the cleaning runs in a
+    helper thread, is not in it). Keyed by the read step's name: a group-by's read is named
     ``.../GroupByKey/Read``, a Flatten of several inputs that the runner materialises
     ``.../Flatten/Read``."""
 
@@ -245,6 +247,8 @@ class BeamStages:
         self._saved = None
 
     def install(self) -> BeamStages:
+        if self._saved is not None:  # installed already: wrapping the wrapper would outlive remove
+            return self
         from apache_beam.runners.worker import bundle_processor
 
         operation = bundle_processor.DataInputOperation
@@ -264,14 +268,15 @@ class BeamStages:
                     entry[2] += spent
 
         operation.process_encoded = process_encoded
-        self._saved = (operation, original)
+        self._saved = (operation, original, process_encoded)
         return self
 
     def remove(self) -> dict:
         """Put Beam's method back; {read step: {elements, bytes, cpu_s}}, most CPU first."""
         if self._saved is not None:
-            operation, original = self._saved
-            operation.process_encoded = original
+            operation, original, wrapper = self._saved
+            if operation.process_encoded is wrapper:  # (not if something wrapped it since)
+                operation.process_encoded = original
             self._saved = None
         with self._lock:
             ranked = sorted(self.stats.items(), key=lambda item: -item[1][2])

@@ -415,6 +415,20 @@ def test_parse_anything_is_replaced_in_every_module_that_bound_it_once():
     assert all(module.parse_anything is quick for module in bound)
 
 
+def test_the_quick_parse_anything_passes_the_other_arguments_on_as_given():
+    """Older mwparserfromhell releases call parse_anything(item, context, skip_style_tags)
+    with every argument by position, from within the original (a list's items)."""
+    calls = []
+
+    def positional_original(value, context=0, skip_style_tags=False):
+        calls.append((value, context, skip_style_tags))
+        return "parsed"
+
+    quick = wikisum.pipeline.wikitext._quick_coercion(positional_original)
+    assert quick("x", 4, True) == "parsed" and quick("y", 2, skip_style_tags=True) == "parsed"
+    assert calls == [("x", 4, True), ("y", 2, True)]
+
+
 def test_the_quick_parse_anything_changes_no_parse(monkeypatch):
     """Trees, their text and the articles read from them are the library's own."""
     from mwparserfromhell import utils
