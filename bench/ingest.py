@@ -26,7 +26,12 @@ What it measures (the figures the ingest issue asks for):
 
 Informative figures next to the targets: the loop with the dump parsing added, and Beam's fixed
 cost (the same job on a 1-article corpus) with the rate past it, which tells whether a miss comes
-from a per-page cost or from a start-up cost that a larger input would amortise.
+from a per-page cost or from a start-up cost that a larger input would amortise. Beam's floor
+(``--only floor``) is the least a Beam job can do with the same pages, run on the job's runner
+and timed as the job is: Beam imported, the files read and cleaned in one step with the loop's
+own function, nothing else. Its ratio to the loop bounds what any Beam job that cleans these
+pages can reach, and the seconds between it and loop / 0.8 are what the target leaves for the
+job's own work (dump, search results, joins, clones, de-duplication, Parquet).
 
 Pages are the records that can hold a page (WARC ``response`` and ``resource``, WET
 ``conversion``); ``request``, ``warcinfo`` and the like are read but not counted. Pages per
@@ -83,7 +88,7 @@ TARGET_MEMORY_GROWTH = 1.1
 SHARED_PAGES = ROOT.parent / "shared" / "data" / "extraction" / "pages"
 # The runs, by the names --only takes ("files" is both file-count runs).
 RUN_NAMES = ("loop", "loop-bare", "beam-1-in_memory", "beam-1-multi_processing",
-             "beam-2-multi_processing", "files", "fixed", "real")
+             "beam-2-multi_processing", "files", "fixed", "floor", "real")
 
 # The child process that runs a Beam job: `wikisum ingest` exactly as the command line runs it,
 # timed from after the imports to the end of the job.
@@ -179,6 +184,72 @@ def run_child(argv: list[str], log_path: Path, extra_env: dict | None = None) ->
 # The plain loop (run in a child: `bench/ingest.py _loop ...`)
 
 
+def read_and_clean(path: str, config) -> tuple[int, int, int]:
+    """What the job's ReadAndCleanRecords does to one file, without Beam: its records read with
+    ``iter_records``, its pages cleaned with ``clean_captures`` in the job's batches. Returns
+    (records, pages, pages kept). The plain loop and Beam's floor both call it."""
+    from wikisum.pipeline.references import CaptureBatches, clean_captures
+    from wikisum.pipeline.warcs import Capture, iter_records
+
+    def clean(batch: list) -> int:
+        return sum(getattr(c, "reference", None) is not None
+                   for c in clean_captures(batch, config))
+
+    records = pages = kept = 0
+    with open(path, "rb") as f:
+        batches = CaptureBatches()
+        for rec in iter_records(f, path, max_bytes=config.max_page_bytes):
+            records += 1
+            if isinstance(rec, Capture):
+                pages += 1
+                kept += sum(clean(batch) for batch in batches.add(rec))
+        kept += clean(batches.rest())
+    return records, pages, kept
+
+
+def floor_child(files: list[str]) -> int:
+    """Beam's floor: the least a Beam job can do with the corpus's pages, run as the job runs
+    (wikisum's local runner, 1 worker, in_memory): the file names spread over the workers, each
+    file read and cleaned in one step (`read_and_clean`, as the loop does), the counts summed.
+    No dump, no search results, no joins, no clone filter, no de-duplication, no Parquet.
+    Timed like the job: from before Beam's import to the end. Prints one JSON line."""
+    start, cpu = time.perf_counter(), time.process_time()
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikisum.pipeline.beamio import LocalRunner
+    from wikisum.pipeline.ingest.config import CleanConfig
+
+    config = CleanConfig()
+
+    class ReadAndClean(beam.DoFn):
+        def __init__(self) -> None:
+            self.counters = {name: beam.metrics.Metrics.counter("floor", name)
+                             for name in ("records", "pages", "kept")}
+
+        def process(self, path: str):
+            for name, n in zip(("records", "pages", "kept"), read_and_clean(path, config),
+                               strict=True):
+                self.counters[name].inc(n)
+            yield path
+
+    imported = time.perf_counter()
+    options = PipelineOptions(["--direct_num_workers", "1", "--direct_running_mode",
+                               "in_memory"])
+    pipeline = beam.Pipeline(runner=LocalRunner(), options=options)
+    _ = (pipeline | beam.Create(files) | beam.Reshuffle() | beam.ParDo(ReadAndClean()))
+    result = pipeline.run()
+    result.wait_until_finish()
+    counts = {r.key.metric.name: r.committed
+              for r in result.metrics().query(MetricsFilter().with_namespace("floor"))["counters"]}
+    print("BENCH_FLOOR " + json.dumps({
+        "job_s": time.perf_counter() - start, "import_s": imported - start,
+        "job_cpu_s": time.process_time() - cpu, "records": counts.get("records", 0),
+        "pages": counts.get("pages", 0), "kept": counts.get("kept", 0)}), flush=True)
+    return 0
+
+
 def loop_child(args: list[str]) -> int:
     """warcio + trafilatura over every page, one after the other; prints one JSON line."""
     import bz2
@@ -189,11 +260,6 @@ def loop_child(args: list[str]) -> int:
     from wikisum.pipeline.articles import page_to_article
     from wikisum.pipeline.dumps import iter_pages
     from wikisum.pipeline.ingest.config import CleanConfig
-    from wikisum.pipeline.references import (
-        CaptureBatches,
-        clean_captures,
-    )
-    from wikisum.pipeline.warcs import Capture, iter_records
     from wikisum.pipeline.webtext import extract_main_text
 
     variant, dump, files = args[0], args[1], args[2:]
@@ -202,20 +268,9 @@ def loop_child(args: list[str]) -> int:
     start, cpu = time.perf_counter(), time.process_time()
     pages = kept = records = 0
     if variant == "clean":
-        # What the job's ReadAndCleanRecords does, without Beam: pages cleaned in its batches.
-        def clean(batch: list) -> int:
-            return sum(getattr(c, "reference", None) is not None
-                       for c in clean_captures(batch, config))
-
         for path in files:
-            with open(path, "rb") as f:
-                batches = CaptureBatches()
-                for rec in iter_records(f, path, max_bytes=config.max_page_bytes):
-                    records += 1
-                    if isinstance(rec, Capture):
-                        pages += 1
-                        kept += sum(clean(batch) for batch in batches.add(rec))
-                kept += clean(batches.rest())
+            counts = read_and_clean(path, config)
+            records, pages, kept = records + counts[0], pages + counts[1], kept + counts[2]
     else:
         # The bare minimum: warcio, then trafilatura on every HTML page with a 2xx status, with
         # the job's size limit (one generated page is 6 MB, which alone takes over a second).
@@ -260,6 +315,16 @@ def run_loop(variant: str, corpus: dict, log_path: Path) -> dict:
     child.pop("output")
     return {"kind": "loop", "variant": variant, "command": shlex.join(argv[:5]) + " ...",
             **child, **inner}
+
+
+def run_floor(corpus: dict, log_path: Path) -> dict:
+    argv = [sys.executable, str(Path(__file__).resolve()), "_floor", *corpus["warc"],
+            *corpus["wet"]]
+    child = run_child(argv, log_path)
+    line = next(x for x in child["output"].splitlines() if x.startswith("BENCH_FLOOR "))
+    inner = json.loads(line[len("BENCH_FLOOR "):])
+    child.pop("output")
+    return {"kind": "floor", "command": shlex.join(argv[:3]) + " ...", **child, **inner}
 
 
 # ------------------------------------------------------------------------------------------
@@ -525,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_loop":
         return loop_child(argv[1:])
+    if argv and argv[0] == "_floor":
+        return floor_child(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, "
                         "removed afterwards); the corpus in it is reused if it matches")
@@ -635,6 +702,9 @@ def bench(args: argparse.Namespace, work: Path) -> int:
                              args.many_files))
     if "fixed" in only:
         settings.append(beam("beam-1-in_memory-1-article", 1, "in_memory", on=tiny))
+    if "floor" in only:
+        settings.append(("beam-floor", corpus, 1, files,
+                         lambda: run_floor(corpus, work / "log-beam-floor.txt")))
     if real is not None and "real" in only:
         settings.append(("real-loop-bare", real, 1, real["warc_files"],
                          lambda: run_loop("bare", real, work / "log-real-loop-bare.txt")))
@@ -679,7 +749,9 @@ def bench(args: argparse.Namespace, work: Path) -> int:
     # Cross-checks: every run saw the pages of its corpus, and kept the ones the loop kept.
     loop = runs.get("loop")
     checks = {name: runs[name]["pages"] == runs[name]["corpus_pages"]
-              for name in ("loop", "loop-bare", "real-loop-bare") if name in runs}
+              for name in ("loop", "loop-bare", "real-loop-bare", "beam-floor") if name in runs}
+    if loop is not None and "beam-floor" in runs:
+        checks["beam-floor"] = checks["beam-floor"] and runs["beam-floor"]["kept"] == loop["kept"]
     for name, run in runs.items():
         if run["kind"] == "beam":
             checks[name] = run["job_pages"] == run["corpus_pages"] and run["job_balanced"]
@@ -727,6 +799,9 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "stages": "bench/stages.py: every thread's stack sampled every 10 ms in a separate "
                       "run, busy samples put in the first stage whose rule matches",
             "marginal": "(pages - pages of the 1-article corpus) / (job_s - beam_fixed_s)",
+            "beam-floor": "Beam imported, then the loop's read + clean of each file in one "
+                          "DoFn on the job's runner (1 worker, in_memory), counts summed; "
+                          "timed from before Beam's import to the end",
         },
         "runs": runs,
         "figures": figures,
@@ -768,6 +843,18 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
         figures["beam1_in_memory_vs_bare"] = per_round("beam1_in_memory_vs_bare", one, bare)
         target(f"Beam 1 worker (in_memory) >= {TARGET_VS_BARE} x bare loop "
                "(warcio + trafilatura)", figures["beam1_in_memory_vs_bare"], TARGET_VS_BARE)
+    floor = runs.get("beam-floor")
+    if floor and loop:
+        # What the target leaves for the job's own work (the dump, search results, joins,
+        # clones, de-duplication, Parquet): the seconds the job may take at the target, less
+        # those that Beam's floor takes to read and clean the same pages.
+        figures["beam_floor_vs_loop"] = per_round("beam_floor_vs_loop", floor, loop)
+        figures["beam_floor_s"] = floor["job_s"]
+        figures["target_leaves_past_floor_s"] = (statistics.median(loop["rounds_s"])
+                                                 / TARGET_VS_LOOP - floor["job_s"])
+        if one:
+            figures["beam1_in_memory_past_floor_s"] = statistics.median(
+                [j - f for j, f in zip(one["rounds_s"], floor["rounds_s"], strict=True)])
     fixed = runs.get("beam-1-in_memory-1-article")
     if fixed:
         figures["beam_fixed_s"] = fixed["job_s"]
@@ -857,7 +944,8 @@ seconds   the work inside the process: beam, `wikisum ingest` from its first lin
 peak MiB  peak summed RSS of the process tree (sampled); 1-proc: the largest one process's VmHWM.
 The loop cleans with the job's own iter_records + clean_captures; the Beam job also parses the
 dump, matches search results, joins, removes clones and writes Parquet. loop-bare: warcio +
-trafilatura. real-*: the sample's WARC records holding the shared real pages.""")
+trafilatura. beam-floor: Beam imported, the loop's read + clean in one step on the job's
+runner, nothing else. real-*: the sample's WARC records holding the shared real pages.""")
     if loop:
         print(f"Parsing the dump ({loop['dump_pages']} pages) took the loop {loop['dump_s']:.1f} s "
               "more.")
@@ -876,6 +964,14 @@ trafilatura. real-*: the sample's WARC records holding the shared real pages."""
             if key in figures:
                 past += f" = {figures[key]:.2f} x {what}"
         info.append(("Beam 1 worker (in_memory) past its fixed cost", past))
+    if "beam_floor_vs_loop" in figures:
+        info.append(("Beam's floor (read + clean in one step) vs loop",
+                     f"{figures['beam_floor_vs_loop']:.2f} x"))
+        leaves = (f"{figures['target_leaves_past_floor_s']:.1f} s for the job's own work past "
+                  "the floor")
+        if "beam1_in_memory_past_floor_s" in figures:
+            leaves += f"; it takes {figures['beam1_in_memory_past_floor_s']:.1f} s"
+        info.append((f"the {TARGET_VS_LOOP} x target leaves", leaves))
     if info:
         print("informative:")
     for what, value in info:

@@ -68,6 +68,60 @@ COUNTERS = "wikisum"  # the namespace of every Beam counter (Dataflow's job page
 
 
 # ------------------------------------------------------------------------------------------
+# Beam's inspection of a DoFn, once per DoFn
+
+
+def _specs_once(original: Callable) -> Callable:
+    """``userstate.get_dofn_specs`` remembered per DoFn instance.
+
+    Beam looks for state and timer parameters in every method of a ParDo's DoFn (an
+    ``inspect.signature`` of each of about 30 bound methods) each time it asks whether the DoFn
+    is stateful: when the ParDo is made, translated, checked by the direct runner's overrides,
+    and when a bundle processor wraps it, eight times a ParDo. The specs are those of the
+    instance's methods and their defaults, which a DoFn does not change once made; this asks
+    once an instance (by identity, for as long as it lives; a worker's unpickled copy is a new
+    instance, asked once itself) and hands each caller its own copies of the two sets. An
+    object that cannot be weakly referred to is asked every time, as before. The ingest job's
+    1-article run: 0.29 -> 0.07 s in this function (530 calls, 403 answered from memory)."""
+    import weakref
+
+    seen: dict[int, tuple[weakref.ref, tuple]] = {}
+
+    def get_dofn_specs(dofn, *args, **kwargs):
+        if args or kwargs:  # a form this does not know: Beam's own answer
+            return original(dofn, *args, **kwargs)
+        key = id(dofn)
+        entry = seen.get(key)
+        if entry is None or entry[0]() is not dofn:
+            specs = original(dofn)
+            try:  # forgotten when the DoFn is, before its id can be another object's
+                ref = weakref.ref(dofn, lambda _, key=key: seen.pop(key, None))
+            except TypeError:
+                return specs
+            entry = seen[key] = (ref, specs)
+        return set(entry[1][0]), set(entry[1][1])
+
+    get_dofn_specs.original = original
+    return get_dofn_specs
+
+
+def _install_specs_once() -> None:
+    """Puts :func:`_specs_once`'s function in place of ``get_dofn_specs`` in Beam's
+    ``userstate`` module, whose callers (``is_stateful_dofn``, ``validate_stateful_dofn``,
+    ParDo, the runners) all look it up there at each call. Idempotent; a Beam without the
+    function is left as it is."""
+    from apache_beam.transforms import userstate
+
+    current = getattr(userstate, "get_dofn_specs", None)
+    if current is None or hasattr(current, "original"):
+        return
+    userstate.get_dofn_specs = _specs_once(current)
+
+
+_install_specs_once()
+
+
+# ------------------------------------------------------------------------------------------
 # Accounting
 
 # A Beam job (its launcher and its workers: every job imports this module) reads and writes URLs

@@ -515,6 +515,27 @@ def test_each_furniture_rule_holds_up_to_its_word_limit_and_not_one_word_past(mo
     assert boilerplate.boilerplate_reason(byline + " walked" * 10) is None
 
 
+def test_the_separator_scan_answers_as_splitting_every_line_did(monkeypatch):
+    """A line is split into menu items only where it holds a separator's character; random
+    lines of words, spaces and every separator give the reason splitting every line gave."""
+    import re
+
+    from wikisum.core import boilerplate
+
+    rng = random.Random(7)
+    pieces = ["Home", "News", "the", "river", "rises", "in", "hills", "Kontakt", "a", "b",
+              " ", " ", " ", "|", "•", "·", "»", "›", "¦", ">", "/", "«", "-", ":", "."]
+    lines = ["".join(rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(1, 14)))
+             for _ in range(3000)]
+    lines += ["Home / News / Sport", "Berlin / Hamburg", "A › B › C", "Home ¦ News",
+              "x>y>z", "Home > News > Sport", "Home|News", "a·b", "one • two"]
+    scanned = [boilerplate.boilerplate_reason(line) for line in lines]
+    monkeypatch.setattr(boilerplate, "_SEPARATOR_CHAR", re.compile(""))  # every line split
+    split = [boilerplate.boilerplate_reason(line) for line in lines]
+    assert scanned == split
+    assert Counter(split)["navigation"] > 100
+
+
 def test_min_words_is_configurable():
     assert paragraph_drop_reason("Bodmin is a town.") is None
     assert paragraph_drop_reason("Bodmin is a town.", min_words=5) == "too_few_words"
