@@ -528,6 +528,7 @@ def test_the_separator_scan_answers_as_splitting_every_line_did(monkeypatch):
     lines = ["".join(rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(1, 14)))
              for _ in range(3000)]
     lines += ["Home / News / Sport", "Berlin / Hamburg", "A › B › C", "Home ¦ News",
+              "Home » News » Sport", "Start • Nachrichten • Sport", "Home · News · Sport",
               "x>y>z", "Home > News > Sport", "Home|News", "a·b", "one • two"]
     scanned = [boilerplate.boilerplate_reason(line) for line in lines]
     monkeypatch.setattr(boilerplate, "_SEPARATOR_CHAR", re.compile(""))  # every line split
