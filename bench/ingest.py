@@ -311,13 +311,17 @@ def loop_child(args: list[str]) -> int:
     return 0
 
 
+def marked_json(output: str, marker: str) -> dict:
+    """The JSON a child printed on its line starting with ``marker`` and a space."""
+    line = next(x for x in output.splitlines() if x.startswith(marker + " "))
+    return json.loads(line[len(marker) + 1:])
+
+
 def run_loop(variant: str, corpus: dict, log_path: Path) -> dict:
     argv = [sys.executable, str(Path(__file__).resolve()), "_loop", variant, corpus["dump"],
             *corpus["warc"], *corpus["wet"]]
     child = run_child(argv, log_path)
-    line = next(x for x in child["output"].splitlines() if x.startswith("BENCH_LOOP "))
-    inner = json.loads(line[len("BENCH_LOOP "):])
-    child.pop("output")
+    inner = marked_json(child.pop("output"), "BENCH_LOOP")
     return {"kind": "loop", "variant": variant, "command": shlex.join(argv[:5]) + " ...",
             **child, **inner}
 
@@ -326,9 +330,7 @@ def run_floor(corpus: dict, log_path: Path) -> dict:
     argv = [sys.executable, str(Path(__file__).resolve()), "_floor", *corpus["warc"],
             *corpus["wet"]]
     child = run_child(argv, log_path)
-    line = next(x for x in child["output"].splitlines() if x.startswith("BENCH_FLOOR "))
-    inner = json.loads(line[len("BENCH_FLOOR "):])
-    child.pop("output")
+    inner = marked_json(child.pop("output"), "BENCH_FLOOR")
     return {"kind": "floor", "command": shlex.join(argv[:3]) + " ...", **child, **inner}
 
 
@@ -344,12 +346,11 @@ def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work
                 "--search-results", corpus["search"], "--out", str(out), *beam_args]
     argv = [sys.executable, "-c", INGEST_CHILD, *job_args]
     child = run_child(argv, work / f"log-{name}.txt", {"BENCH_STAGES": "1"} if stages else None)
-    output = child.pop("output").splitlines()
-    times = next(x for x in output if x.startswith("BENCH_TIMES"))
+    output = child.pop("output")
+    times = next(x for x in output.splitlines() if x.startswith("BENCH_TIMES"))
     import_s, job_s = (float(x) for x in times.split()[1:])
     if stages:
-        line = next(x for x in output if x.startswith("BENCH_STAGES "))
-        child["stages"] = json.loads(line[len("BENCH_STAGES "):])
+        child["stages"] = marked_json(output, "BENCH_STAGES")
     summary = json.loads((out / "summary.json").read_text())
     records = summary["stages"]["records"]
     not_pages = sum(n for k, n in records["dropped"].items() if k.startswith("not_a_page:"))
