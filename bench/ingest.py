@@ -97,15 +97,15 @@ INGEST_CHILD = """\
 import json, os, sys, time
 t0 = time.perf_counter()
 from wikisum.workflows import cli
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 if os.environ.get("BENCH_STAGES"):
     from bench.stages import profile_call
     rc, profile, _ = profile_call(cli.main, sys.argv[1:])
     print("BENCH_STAGES " + json.dumps(profile), flush=True)
 else:
     rc = cli.main(sys.argv[1:])
-t2 = time.perf_counter()
-print("BENCH_TIMES", t1 - t0, t2 - t1, flush=True)
+t2, c2 = time.perf_counter(), time.process_time()
+print("BENCH_TIMES", t1 - t0, t2 - t1, c2 - c1, flush=True)
 sys.exit(rc)
 """
 
@@ -348,7 +348,7 @@ def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work
     child = run_child(argv, work / f"log-{name}.txt", {"BENCH_STAGES": "1"} if stages else None)
     output = child.pop("output")
     times = next(x for x in output.splitlines() if x.startswith("BENCH_TIMES"))
-    import_s, job_s = (float(x) for x in times.split()[1:])
+    import_s, job_s, job_cpu_s = (float(x) for x in times.split()[1:])
     if stages:
         child["stages"] = marked_json(output, "BENCH_STAGES")
     summary = json.loads((out / "summary.json").read_text())
@@ -357,7 +357,7 @@ def run_beam(name: str, corpus: dict, warc_glob: str, beam_args: list[str], work
     return {
         "kind": "beam", "name": name, "beam_args": beam_args,
         "command": shlex.join([sys.executable, "-m", "wikisum.workflows.cli", *job_args]),
-        "import_s": import_s, "job_s": job_s, **child,
+        "import_s": import_s, "job_s": job_s, "job_cpu_s": job_cpu_s, **child,
         "job_records": records["in"], "job_pages": records["in"] - not_pages,
         "job_kept": records["kept"], "job_balanced": summary["balanced"],
         "job_articles_kept": summary["stages"]["pages"]["kept"],
@@ -748,6 +748,8 @@ def bench(args: argparse.Namespace, work: Path) -> int:
                    pages_per_s_per_core=on["pages"] / seconds / workers,
                    pages_per_cpu_s=on["pages"] / cpu,
                    rounds_s=[seconds_of(r) for r in made[name]])
+        if run["kind"] == "beam":
+            run["rounds_idle_s"] = [r["job_s"] - r["job_cpu_s"] for r in made[name]]
         runs[name] = run
         if rounds > 1:
             print(f"{name}: median {seconds:.1f} s, {run['pages_per_s']:.1f} pages/s, "
@@ -794,6 +796,8 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "peak_tree_rss_mib": "peak of the summed RSS of the process tree, /proc every 50 ms",
             "max_single_rss_mib": "the highest VmHWM of any one process of the tree",
             "cpu_s": "user + system CPU of the process tree (wait4), start-up included",
+            "job_cpu_s": "beam: the CPU seconds of the job's process (all its threads) over "
+                         "job_s; rounds_idle_s: job_s - job_cpu_s of each round",
             "loop": "wikisum.pipeline.warcs.iter_records + "
                     "wikisum.pipeline.references.clean_captures in the job's batches (warcio + "
                     "decoding + trafilatura + paragraph filter + language); the dump is parsed "
@@ -863,6 +867,10 @@ def figures_and_targets(runs: dict, args: argparse.Namespace, pages: int,
         if one:
             figures["beam1_in_memory_past_floor_s"] = statistics.median(
                 [j - f for j, f in zip(one["rounds_s"], floor["rounds_s"], strict=True)])
+    if one:
+        # Seconds of the job in which its process did no work (a thread of it waiting on
+        # nothing of its own: the end of a bundle, say); negative where its threads overlap.
+        figures["beam1_in_memory_idle_s"] = statistics.median(one["rounds_idle_s"])
     fixed = runs.get("beam-1-in_memory-1-article")
     if fixed:
         figures["beam_fixed_s"] = fixed["job_s"]
@@ -972,6 +980,9 @@ runner, nothing else. real-*: the sample's WARC records holding the shared real 
             if key in figures:
                 past += f" = {figures[key]:.2f} x {what}"
         info.append(("Beam 1 worker (in_memory) past its fixed cost", past))
+    if "beam1_in_memory_idle_s" in figures:
+        info.append(("Beam 1 worker (in_memory): seconds less CPU seconds",
+                     f"{figures['beam1_in_memory_idle_s']:.2f} s"))
     if "beam_floor_vs_loop" in figures:
         info.append(("Beam's floor (read + clean in one step) vs loop",
                      f"{figures['beam_floor_vs_loop']:.2f} x"))
