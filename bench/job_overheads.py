@@ -6,6 +6,11 @@ median of each way's rounds:
 
   steps        a local job (LocalRunner, in this process) of 3 values through 10 Map steps, 60
                Map steps, and 10 Map steps and 5 Reshuffles: what a step and a reshuffle cost
+  sampler      a local job of 3 values through 4 steps of about 0.3 s of work each, a
+               bundle each (Reshuffles between them), with Beam's state sampler (its longest
+               sleep 200 ms) and with the one ``beamio.LocalRunner`` gives the bundles it
+               runs in this process (``beamio.LOCAL_SAMPLING_PERIOD_MS``): seconds and CPU
+               seconds (every thread of the process) of each
   views        the ingest job built and translated (``to_runner_api``) on the 1-article corpus
                with Beam's own options (``view_as`` parses the flags on every call) and with
                ``beamio.ViewsParsedOnce`` (what ``beamio.launch`` gives the pipeline)
@@ -70,6 +75,55 @@ def steps_part(rounds: int) -> dict:
     m = got["median_s"]
     got["per_map_ms"] = (m["60 maps"] - m["10 maps"]) / 50 * 1000
     got["per_reshuffle_ms"] = (m["10 maps, 5 reshuffles"] - m["10 maps"]) / 5 * 1000
+    return got
+
+
+def busy(value: int, n: int = 3_000_000) -> int:
+    """About 0.1 s of one core's work (a sum in Python), the same every call."""
+    total = 0
+    for i in range(n):
+        total += i
+    return value + total % 2
+
+
+def sampler_part(rounds: int) -> dict:
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.worker import statesampler
+
+    from wikisum.pipeline import beamio
+
+    beamio._install_prompt_sampler()
+    prompt = statesampler.StateSampler
+    # Beam's own class, marked as already installed so that the local runner leaves it
+    beams = type("BeamsStateSampler", (prompt.original,), {"original": prompt.original})
+    cpu: dict[str, list[float]] = {"Beam's sampler": [], "the prompt sampler": []}
+
+    def job(name: str, sampler: type):
+        def run():
+            statesampler.StateSampler = sampler
+            start = time.process_time()
+            try:
+                options = PipelineOptions([]).view_as(beamio.ViewsParsedOnce)
+                with beam.Pipeline(runner=beamio.LocalRunner(), options=options) as p:
+                    x = p | beamio.Values([1, 2, 3])
+                    for i in range(4):
+                        if i:
+                            x = x | f"Reshuffle{i}" >> beam.Reshuffle()
+                        x = x | f"Work{i}" >> beam.Map(busy)
+            finally:
+                statesampler.StateSampler = prompt
+            cpu[name].append(time.process_time() - start)
+        return run
+
+    job("the prompt sampler", prompt)()  # Beam's first-job costs, in neither way
+    cpu["the prompt sampler"].clear()
+    got = alternate({name: job(name, sampler) for name, sampler in
+                     (("Beam's sampler", beams), ("the prompt sampler", prompt))}, rounds)
+    got["cpu_median_s"] = {n: statistics.median(t) for n, t in cpu.items()}
+    got["cpu_rounds_s"] = cpu
+    got["idle_median_s"] = {n: statistics.median(w - c for w, c in zip(
+        got["rounds_s"][n], cpu[n], strict=True)) for n in cpu}
     return got
 
 
@@ -178,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                "command": shlex.join([sys.executable, *sys.argv]), "rounds": args.rounds}
     print("steps ...", flush=True)
     results["steps"] = steps_part(args.rounds)
+    print("sampler ...", flush=True)
+    results["sampler"] = sampler_part(args.rounds)
     print("views ...", flush=True)
     results["views"] = views_part(tiny, work, args.rounds)
     print("model ...", flush=True)
@@ -188,12 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     results["language"]["pages"] = where
 
     print()
-    for part in ("steps", "views", "model", "language"):
+    for part in ("steps", "sampler", "views", "model", "language"):
         print(f"{part}: " + ", ".join(f"{k} {v:.3f} s"
                                       for k, v in results[part]["median_s"].items()))
     s, lang = results["steps"], results["language"]["us_per_text"]
     print(f"  a Map step {s['per_map_ms']:.1f} ms, a Reshuffle {s['per_reshuffle_ms']:.1f} ms; "
           + ", ".join(f"{k} {v:.0f} us a text" for k, v in lang.items()))
+    print("  the sampler's job: " + ", ".join(
+        f"{k} {v:.3f} CPU s, {results['sampler']['idle_median_s'][k]:.3f} s idle"
+        for k, v in results["sampler"]["cpu_median_s"].items()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwrote {args.out}")
