@@ -748,7 +748,8 @@ def bench(args: argparse.Namespace, work: Path) -> int:
                    pages_per_s_per_core=on["pages"] / seconds / workers,
                    pages_per_cpu_s=on["pages"] / cpu,
                    rounds_s=[seconds_of(r) for r in made[name]])
-        if run["kind"] == "beam":
+        if run["kind"] == "beam" and "multi_processing" not in run["beam_args"]:
+            # (a multi_processing job's work is in its worker processes, not in job_cpu_s)
             run["rounds_idle_s"] = [r["job_s"] - r["job_cpu_s"] for r in made[name]]
         runs[name] = run
         if rounds > 1:
@@ -797,7 +798,8 @@ def bench(args: argparse.Namespace, work: Path) -> int:
             "max_single_rss_mib": "the highest VmHWM of any one process of the tree",
             "cpu_s": "user + system CPU of the process tree (wait4), start-up included",
             "job_cpu_s": "beam: the CPU seconds of the job's process (all its threads) over "
-                         "job_s; rounds_idle_s: job_s - job_cpu_s of each round",
+                         "job_s; rounds_idle_s: job_s - job_cpu_s of each round, where the "
+                         "job's workers run in that process",
             "loop": "wikisum.pipeline.warcs.iter_records + "
                     "wikisum.pipeline.references.clean_captures in the job's batches (warcio + "
                     "decoding + trafilatura + paragraph filter + language); the dump is parsed "

@@ -6,7 +6,7 @@ median of each way's rounds:
 
   steps        a local job (LocalRunner, in this process) of 3 values through 10 Map steps, 60
                Map steps, and 10 Map steps and 5 Reshuffles: what a step and a reshuffle cost
-  sampler      a local job of 3 values through 4 steps of about 0.3 s of work each, a
+  sampler      a local job of 3 values through 4 steps of about 0.27 s of work each, a
                bundle each (Reshuffles between them), with Beam's state sampler (its longest
                sleep 200 ms) and with the one ``beamio.LocalRunner`` gives the bundles it
                runs in this process (``beamio.LOCAL_SAMPLING_PERIOD_MS``): seconds and CPU
@@ -79,7 +79,7 @@ def steps_part(rounds: int) -> dict:
 
 
 def busy(value: int, n: int = 3_000_000) -> int:
-    """About 0.1 s of one core's work (a sum in Python), the same every call."""
+    """About 0.09 s of one core's work (a sum in Python), the same every call."""
     total = 0
     for i in range(n):
         total += i

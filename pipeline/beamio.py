@@ -319,13 +319,15 @@ def _prompt_sampler(original: type) -> type:
     ``LOCAL_SAMPLING_PERIOD_MS`` where its maker names none.
 
     Every bundle a worker runs starts a sampler thread that attributes time to the step under
-    way (Beam's msecs counters), sleeping between samples: 2 ms at first, a fifth longer each
-    time, up to the period (Beam's default 200 ms). At the bundle's end the worker waits for
-    the thread's sleep to end, doing nothing meanwhile: about a tenth of a short bundle's time
-    and up to 200 ms after a long one; 0.26 to 0.57 s of the ingest job's 15 s on the sample's
-    1,000 articles (its 33 bundles; docs/benchmarks.md). With this period it waits 1 to 2 ms a
-    bundle; the sampler wakes 200 times a second at most, without the GIL, and samples more
-    often, so its counters are no less exact. A period given is kept."""
+    way (Beam's msecs counters), sleeping between samples: a hundredth of the period at first
+    (at least 1 ms), a fifth longer each time, up to the period (Beam's default 200 ms). At the
+    bundle's end the worker waits for the thread's sleep to end, doing nothing meanwhile: about
+    a tenth of a short bundle's time and up to 200 ms after a long one. The ingest job on the
+    sample's 1,000 articles (33 bundles) took 0.18 to 0.46 s longer than its CPU time so
+    (docs/benchmarks.md, the eighth part). With this period the thread sleeps 1 ms at first and
+    5 ms from about 20 ms into a bundle on, so a bundle's end waits at most 5 ms; the thread
+    runs without the GIL and samples more often, so its counters are no less exact. A period
+    given is kept."""
 
     class PromptStateSampler(original):
         def __init__(self, prefix, counter_factory,
@@ -339,8 +341,9 @@ def _prompt_sampler(original: type) -> type:
 def _install_prompt_sampler() -> None:
     """Puts :func:`_prompt_sampler`'s class in place of ``StateSampler`` in Beam's
     ``statesampler`` module, where the bundle processors of Beam's SDK worker look it up when
-    they are made. Done by :class:`LocalRunner` for the bundles it runs in this process (not
-    worker processes', nor Dataflow's, whose samplers stay Beam's). Idempotent."""
+    they are made. :class:`LocalRunner` does so when it runs a job's bundles in this process;
+    from then on every bundle processor made in this process has it, whichever runner makes
+    it. Worker processes (``multi_processing``) and Dataflow's workers keep Beam's. Idempotent."""
     from apache_beam.runners.worker import statesampler
 
     current = statesampler.StateSampler
@@ -383,7 +386,6 @@ def workers_in_this_process(options: PipelineOptions) -> bool:
     worker threads), not ``multi_processing``. What the launcher loads, they find loaded."""
     return isinstance(runner_for(options), LocalRunner) and running_mode(options) in (
         IN_PROCESS_MODES)
-
 
 
 def runner_for(options: PipelineOptions):

@@ -58,10 +58,13 @@ def test_the_busy_thread_gets_the_cpu_time_in_the_stage_it_runs():
 
     text = "A sentence of some words here.\n\n" * 2000
     done = threading.Event()
+    used = []
 
     def busy():
+        start = time.thread_time()
         while not done.is_set():
             split_paragraphs(text)
+        used.append(time.thread_time() - start)
 
     worker = threading.Thread(target=busy)
     sampler = stages.StageSampler(interval_s=0.005)
@@ -75,7 +78,8 @@ def test_the_busy_thread_gets_the_cpu_time_in_the_stage_it_runs():
     spent = profile["stages"]
     top = max(spent, key=spent.get)
     assert top == "cleaning: paragraph filter", spent
-    assert spent[top] > 0.3  # most of the 0.6 s the worker ran (two cores, one busy thread)
+    # most of the CPU time the worker had (however busy the machine is with other work)
+    assert used[0] > 0.05 and spent[top] > 0.5 * used[0], (spent[top], used)
     assert profile["sampler_cpu_s"] < 0.3
 
 

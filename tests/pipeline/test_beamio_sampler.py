@@ -61,6 +61,7 @@ def test_a_period_given_is_kept_and_installing_twice_wraps_once(beams_sampler):
 def test_time_is_still_attributed_to_the_step_under_way(beams_sampler):
     beamio._install_prompt_sampler()
     sampler = statesampler.StateSampler("stage", CounterFactory())
+    assert sampler.sampling_period_ms == beamio.LOCAL_SAMPLING_PERIOD_MS
     state = sampler.scoped_state("step", "process")
     sampler.start()
     try:
@@ -71,7 +72,7 @@ def test_time_is_still_attributed_to_the_step_under_way(beams_sampler):
     assert 0.02 <= state.sampled_seconds() <= 5
 
 
-def test_worker_processes_keep_beams_sampler(beams_sampler, monkeypatch):
+def test_a_job_of_worker_processes_installs_nothing_in_this_process(beams_sampler, monkeypatch):
     ran = []
     monkeypatch.setattr(beamio.fn_runner.FnApiRunner, "run_pipeline",
                         lambda self, pipeline, options: ran.append(options))
