@@ -28,6 +28,11 @@ BASE = [
     "networkx>=3.2",
     "pyyaml>=6",
     "rouge-score>=0.1.2",
+    # Words of scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Burmese):
+    # ICU's word break iterator, through PyICU built with ICU inside (wikisum.core.language).
+    "pyicu-wheels>=2.15",
+    # Snowball's stemmers for ROUGE beyond English (PyStemmer, C).
+    "pystemmer>=2.2",
 ]
 # Stage two: training, decoding, evaluation, export.
 STAGE_TWO = [

@@ -45,18 +45,21 @@ def _sections(record: Mapping, key: str) -> list[dict[str, str]]:
     return [{"title": s.title, "text": s.text} for s in record_sections(record, key)]
 
 
-def example_scores(records: Sequence[Mapping]) -> list[dict[str, float]]:
-    """Per record, F1 in [0, 1] of its prediction against its own reference: ``rouge1``,
+def example_scores(records: Sequence[Mapping], lang: str | None = None
+                   ) -> list[dict[str, float]]:
+    """Per record, F1 in [0, 1] of its prediction against its own reference, in ``lang`` or
+    else the record's language (:func:`~wikisum.generation.evaluation.record_lang`): ``rouge1``,
     ``rouge2``, ``rougeL`` (:func:`~wikisum.generation.evaluation.rouge_per_example`) and, for
     whole articles, ``rougeLsum`` (:func:`~wikisum.generation.evaluation.rouge_lsum`)."""
+    langs = [evaluation.record_lang(r, lang) for r in records]
     per = evaluation.rouge_per_example([r["prediction"] for r in records],
-                                       [r["reference"] for r in records])
+                                       [r["reference"] for r in records], langs)
     out = [{key: scores[key]["f"] for key, _ in SCORES} for scores in per]
-    for scores, record in zip(out, records, strict=True):
+    for scores, record, record_lang in zip(out, records, langs, strict=True):
         if is_article(record):
             predicted = record_sections(record, "prediction_sections")
             reference = record_sections(record, "reference_sections")
-            scores["rougeLsum"] = evaluation.rouge_lsum(predicted, reference)["f"]
+            scores["rougeLsum"] = evaluation.rouge_lsum(predicted, reference, record_lang)["f"]
     return out
 
 
@@ -90,15 +93,17 @@ def sort_items(items: Sequence[dict], key: str = DEFAULT_SORT,
     return sorted(items, key=lambda item: sign * item["diff"][key])
 
 
-def paired_items(records_a: Sequence[Mapping], records_b: Sequence[Mapping]) -> list[dict]:
+def paired_items(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
+                 lang: str | None = None) -> list[dict]:
     """One item per example (``records_a[i]`` and ``records_b[i]`` the same example, as
     ``wikisum evaluate`` pairs them by id), in file order: ``index``, ``id`` (as text),
     ``title``, ``reference`` (``text``, and ``sections`` for articles; ``reference_b`` too
     where B's reference differs), ``a`` and ``b`` (``text``, ``scores``, ``sections``) and
-    ``diff``, B's score minus A's for each of :func:`example_scores`."""
+    ``diff``, B's score minus A's for each of :func:`example_scores` (in ``lang``, else each
+    record's language)."""
     if len(records_a) != len(records_b):
         raise ValueError(f"{len(records_a)} records in A but {len(records_b)} in B")
-    scores_a, scores_b = example_scores(records_a), example_scores(records_b)
+    scores_a, scores_b = example_scores(records_a, lang), example_scores(records_b, lang)
     items = []
     for index, (a, b, sa, sb) in enumerate(zip(records_a, records_b, scores_a, scores_b,
                                                 strict=True)):
@@ -150,7 +155,7 @@ def page_data(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
                  f"{test['resamples']} resamples (seed {test['seed']}); p: {test['p_value']}. "
                  f"Above or below: p < {1 - test['level']:.2g}."),
         "warnings": [str(w) for w in comparison.get("warnings", [])],
-        "items": sort_items(paired_items(records_a, records_b)),
+        "items": sort_items(paired_items(records_a, records_b, comparison.get("lang"))),
     }
 
 

@@ -3,9 +3,14 @@
 Pure functions over strings and numbers; ``wikisum evaluate`` reads a predictions file and prints
 :func:`score_predictions` of its records (and :func:`format_table` of that).
 
-ROUGE is google-research ``rouge-score`` with Porter stemming, its default tokenizer (lower-cased
-ASCII letters and digits; other characters separate tokens) and one reference per example.
-Scores are macro-averaged: the mean over examples of each example's F1, precision and recall.
+ROUGE is :mod:`wikisum.core.rouge`, one reference per example, in each record's language (its
+``lang``, or the language a caller passes for all): for English, google-research ``rouge-score``
+with Porter stemming and its default tokenizer (lower-cased ASCII letters and digits), bit for
+bit; for any other language the project's words of every script with the language's Snowball
+stemmer. A record without a language is scored as English. Scores are macro-averaged: the mean
+over examples of each example's F1, precision and recall. :func:`rouge_warnings` says what could
+not be scored as it should (text in another script scored as English, unsegmented runs, no
+stemmer), with counts.
 
 With ``bootstrap=N``, :func:`score_predictions` adds a percentile bootstrap interval to every score
 (:mod:`wikisum.core.stats`), from the per-example scores of :func:`per_example_scores`.
@@ -18,13 +23,12 @@ scores of :mod:`wikisum.generation.structure`, each a per-example score like the
 
 from __future__ import annotations
 
-import functools
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rouge_score import rouge_scorer
-
+from wikisum.core import rouge as multilingual
 from wikisum.core import stats
 from wikisum.core.articlelayout import ArticleSection
 from wikisum.core.text import content_words, sentences
@@ -39,13 +43,9 @@ from wikisum.generation.predictions import REQUIRED, describe, is_article, recor
 # F-measure weights recall by beta = P / R, rouge-score's is the plain F1 (beta = 1).
 # Whole articles, whose sections and sentences give the lines, add "rougeLsum" beside it
 # (summary_lines).
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+ROUGE_TYPES = multilingual.ROUGE_TYPES
 DUC_LIMIT_BYTES = 75
 PARTS = ("f", "p", "r")
-
-
-def _scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
 
 
 def _check_pairs(predictions: Sequence[str], references: Sequence[str]) -> None:
@@ -55,18 +55,36 @@ def _check_pairs(predictions: Sequence[str], references: Sequence[str]) -> None:
         raise ValueError("no predictions to score")
 
 
-def rouge_per_example(predictions: Sequence[str], references: Sequence[str]
-                      ) -> list[dict[str, dict[str, float]]]:
-    """ROUGE-1, -2 and -L of each prediction against its reference:
+Langs = Sequence[str | None] | str | None  # one language per example, or one for all
+
+
+def _lang_of(langs: Langs, i: int) -> str | None:
+    return langs if langs is None or isinstance(langs, str) else langs[i]
+
+
+def rouge_per_example(predictions: Sequence[str], references: Sequence[str],
+                      langs: Langs = None) -> list[dict[str, dict[str, float]]]:
+    """ROUGE-1, -2 and -L of each prediction against its reference, in its language (``langs``:
+    one per example, or one for all; None is English):
     ``[{"rouge1": {"f", "p", "r"}, "rouge2": ..., "rougeL": ...}, ...]``, fractions in [0, 1]."""
     _check_pairs(predictions, references)
-    scorer = _scorer()
-    out = []
-    for prediction, reference in zip(predictions, references, strict=True):
-        scores = scorer.score(reference, prediction)  # rouge-score takes (target, prediction)
-        out.append({name: {"f": s.fmeasure, "p": s.precision, "r": s.recall}
-                    for name, s in scores.items()})
-    return out
+    if langs is not None and not isinstance(langs, str) and len(langs) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions but {len(langs)} languages")
+    return [multilingual.score(reference, prediction, _lang_of(langs, i))
+            for i, (prediction, reference) in enumerate(zip(predictions, references,
+                                                            strict=True))]
+
+
+def rouge_warnings(predictions: Sequence[str], references: Sequence[str],
+                   langs: Langs = None) -> list[str]:
+    """What ROUGE could not score as it should in these pairs, one line per kind with counts of
+    the references concerned (:meth:`wikisum.core.rouge.Coverage.warnings`); [] when
+    nothing."""
+    _check_pairs(predictions, references)
+    coverage = multilingual.Coverage()
+    for i, reference in enumerate(references):
+        coverage.add(reference, _lang_of(langs, i))
+    return coverage.warnings()
 
 
 def _mean(per_example: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
@@ -75,10 +93,11 @@ def _mean(per_example: list[dict[str, dict[str, float]]]) -> dict[str, dict[str,
             for name in ROUGE_TYPES}
 
 
-def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, dict[str, float]]:
+def rouge(predictions: Sequence[str], references: Sequence[str], langs: Langs = None
+          ) -> dict[str, dict[str, float]]:
     """Mean ROUGE-1, -2 and -L (F1, precision, recall) over examples; per-example scores are
     :func:`rouge_per_example`. ``{"rouge1": {"f": .., "p": .., "r": ..}, "rouge2", "rougeL"}``."""
-    return _mean(rouge_per_example(predictions, references))
+    return _mean(rouge_per_example(predictions, references, langs))
 
 
 def summary_lines(sections: Sequence[ArticleSection]) -> str:
@@ -94,24 +113,18 @@ def summary_lines(sections: Sequence[ArticleSection]) -> str:
     return "\n".join(lines)
 
 
-@functools.lru_cache(maxsize=1)
-def _lsum_scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True)
-
-
 def rouge_lsum(predicted: Sequence[ArticleSection],
-               reference: Sequence[ArticleSection]) -> dict[str, float]:
-    """Summary-level ROUGE-Lsum (rouge-score's "rougeLsum", stemming) of one article:
-    ``{"f", "p", "r"}``. Each reference sentence takes the union of its longest common
-    subsequences with every predicted sentence, so sentences matched in another order
+               reference: Sequence[ArticleSection], lang: str | None = None) -> dict[str, float]:
+    """Summary-level ROUGE-Lsum (rouge-score's "rougeLsum", stemming, in ``lang``) of one
+    article: ``{"f", "p", "r"}``. Each reference sentence takes the union of its longest
+    common subsequences with every predicted sentence, so sentences matched in another order
     still count, where ROUGE-L's one subsequence over the whole text keeps one order."""
-    score = _lsum_scorer().score(summary_lines(reference), summary_lines(predicted))
-    s = score["rougeLsum"]
-    return {"f": s.fmeasure, "p": s.precision, "r": s.recall}
+    return multilingual.score(summary_lines(reference), summary_lines(predicted), lang,
+                              ("rougeLsum",))["rougeLsum"]
 
 
-def section_rouge(predicted: Sequence[ArticleSection], reference: Sequence[ArticleSection]
-                  ) -> tuple[dict[str, dict[str, float]], int]:
+def section_rouge(predicted: Sequence[ArticleSection], reference: Sequence[ArticleSection],
+                  lang: str | None = None) -> tuple[dict[str, dict[str, float]], int]:
     """ROUGE-1/2/L of one article per section: the mean over the matched pairs (the leads and
     the sections whose headings match, :func:`wikisum.generation.structure.matched_sections`)
     and the number of pairs. Sections whose headings match nothing are left out (the
@@ -119,7 +132,8 @@ def section_rouge(predicted: Sequence[ArticleSection], reference: Sequence[Artic
     pairs = structure.matched_sections(predicted, reference)
     if not pairs:
         return {name: dict.fromkeys(PARTS, 0.0) for name in ROUGE_TYPES}, 0
-    return _mean(rouge_per_example([p for p, _ in pairs], [r for _, r in pairs])), len(pairs)
+    return (_mean(rouge_per_example([p for p, _ in pairs], [r for _, r in pairs], lang)),
+            len(pairs))
 
 
 def truncate_bytes(text: str, limit: int) -> str:
@@ -129,7 +143,7 @@ def truncate_bytes(text: str, limit: int) -> str:
 
 
 def duc_recall(predictions: Sequence[str], references: Sequence[str],
-               limit_bytes: int = DUC_LIMIT_BYTES) -> dict[str, float]:
+               limit_bytes: int = DUC_LIMIT_BYTES, langs: Langs = None) -> dict[str, float]:
     """DUC-2004-style ROUGE recall (ROUGE-1.5.5 ``-b 75``): each prediction is cut to its first
     ``limit_bytes`` bytes before scoring, so a longer output gains nothing; references are whole.
     Returns the mean recall of each ROUGE type, ``{"rouge1": .., "rouge2": .., "rougeL": ..}``.
@@ -137,7 +151,7 @@ def duc_recall(predictions: Sequence[str], references: Sequence[str],
     if limit_bytes < 1:
         raise ValueError(f"limit_bytes must be >= 1, got {limit_bytes}")
     cut = [truncate_bytes(p, limit_bytes) for p in predictions]
-    means = rouge(cut, references)
+    means = rouge(cut, references, langs)
     return {name: means[name]["r"] for name in ROUGE_TYPES}
 
 
@@ -228,6 +242,7 @@ class _Examples:
     tokens: list[int]  # 0 where a record has no reference NLL
     articles: list[Article] | None  # None: the records are leads
     cut: list[int | None]  # articles: reference tokens cut for the perplexity, None: unrecorded
+    langs: list[str | None]  # each record's language (the caller's, else its "lang"; None: en)
 
 
 def _articles(records: Sequence[Mapping]) -> tuple[list[Article] | None, list[int | None]]:
@@ -255,14 +270,28 @@ def _articles(records: Sequence[Mapping]) -> tuple[list[Article] | None, list[in
     return articles, cut
 
 
-def _validated(records: Iterable[Mapping]) -> _Examples:
+def record_lang(record: Mapping, lang: str | None = None) -> str | None:
+    """The language a record is scored in: ``lang`` when given, else the record's ``"lang"``
+    (a language tag; anything else is an error naming the record), else None (English)."""
+    if lang:
+        return lang
+    value = record.get("lang")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 64 or not value.isprintable():
+        raise ValueError(f"prediction record id {record.get('id')!r}: lang is {value!r:.80}, "
+                         "not a language tag")
+    return value
+
+
+def _validated(records: Iterable[Mapping], lang: str | None = None) -> _Examples:
     """Predictions, references, per-record reference NLL and tokens (0 and 0 where a record
-    lacks either) and, for whole articles, their sections of prediction records; a bad record
-    is an error naming it."""
+    lacks either), each record's language (``lang`` for all when given) and, for whole
+    articles, their sections of prediction records; a bad record is an error naming it."""
     records = list(records)
     if not records:
         raise ValueError("no prediction records to evaluate")
-    predictions, references, nll, tokens = [], [], [], []
+    predictions, references, nll, tokens, langs = [], [], [], [], []
     for i, record in enumerate(records):
         missing = [k for k in REQUIRED if k not in record]
         if missing:
@@ -274,6 +303,7 @@ def _validated(records: Iterable[Mapping]) -> _Examples:
                                  f"{type(record[key]).__name__}, not text")
         predictions.append(record["prediction"])
         references.append(record["reference"])
+        langs.append(record_lang(record, lang))
         if record.get("reference_nll") is not None and record.get("reference_tokens"):
             nll.append(float(record["reference_nll"]))
             tokens.append(int(record["reference_tokens"]))
@@ -281,16 +311,17 @@ def _validated(records: Iterable[Mapping]) -> _Examples:
             nll.append(0.0)
             tokens.append(0)
     articles, cut = _articles(records)
-    return _Examples(predictions, references, nll, tokens, articles, cut)
+    return _Examples(predictions, references, nll, tokens, articles, cut, langs)
 
 
-def _article_per_example(articles: Sequence[Article]) -> dict[str, list[float]]:
+def _article_per_example(articles: Sequence[Article], langs: Sequence[str | None]
+                         ) -> dict[str, list[float]]:
     """One value per article for each score in :data:`ARTICLE_SCORES`."""
     scores: dict[str, list[float]] = {key: [] for key, _, _ in ARTICLE_SCORES}
-    for predicted, reference in articles:
-        for part, value in rouge_lsum(predicted, reference).items():
+    for (predicted, reference), lang in zip(articles, langs, strict=True):
+        for part, value in rouge_lsum(predicted, reference, lang).items():
             scores[f"article.rougeLsum.{part}"].append(value)
-        means, matched = section_rouge(predicted, reference)
+        means, matched = section_rouge(predicted, reference, lang)
         for name in ROUGE_TYPES:
             for part in PARTS:
                 scores[f"article.per_section.{name}.{part}"].append(means[name][part])
@@ -301,20 +332,21 @@ def _article_per_example(articles: Sequence[Article]) -> dict[str, list[float]]:
 
 
 def _scores(examples: _Examples) -> dict[str, list[float]]:
-    scores = _per_example(examples.predictions, examples.references)
+    scores = _per_example(examples.predictions, examples.references, examples.langs)
     if examples.articles is not None:
-        scores.update(_article_per_example(examples.articles))
+        scores.update(_article_per_example(examples.articles, examples.langs))
     return scores
 
 
-def _per_example(predictions: Sequence[str], references: Sequence[str]) -> dict[str, list[float]]:
-    full = rouge_per_example(predictions, references)
+def _per_example(predictions: Sequence[str], references: Sequence[str],
+                 langs: Sequence[str | None]) -> dict[str, list[float]]:
+    full = rouge_per_example(predictions, references, langs)
     cut = rouge_per_example([truncate_bytes(p, DUC_LIMIT_BYTES) for p in predictions],
-                            references)
+                            references, langs)
     scores = {f"rouge.{name}.{part}": [e[name][part] for e in full]
               for name in ROUGE_TYPES for part in ("f", "p", "r")}
     scores.update({f"duc_recall_75b.{name}": [e[name]["r"] for e in cut] for name in ROUGE_TYPES})
-    repeats = [_repeats(p) for p in predictions]
+    repeats = [_repeats(p, lang or "en") for p, lang in zip(predictions, langs, strict=True)]
     scores["redundancy.share_repeating"] = [float(r > 0) for r in repeats]
     scores["redundancy.repeated_tokens_per_output"] = [float(r) for r in repeats]
     scores["prediction_words"] = [float(len(p.split())) for p in predictions]
@@ -323,14 +355,16 @@ def _per_example(predictions: Sequence[str], references: Sequence[str]) -> dict[
     return scores
 
 
-def per_example_scores(records: Iterable[Mapping]) -> dict[str, list[float]]:
+def per_example_scores(records: Iterable[Mapping], lang: str | None = None
+                       ) -> dict[str, list[float]]:
     """One value per record, in order, for each score in :data:`SCORES` (keyed by its dotted
     path in :func:`score_predictions`' dict: ``"rouge.rouge1.f"``, ``"duc_recall_75b.rouge2"``,
     ``"redundancy.share_repeating"``, ...), and for whole articles in :data:`ARTICLE_SCORES`
     too (``"article.rougeLsum.f"``, ...). ``empty_predictions`` is 1.0 for an empty output and
     0.0 otherwise (score_predictions reports their count). Bootstrap intervals and paired tests
-    resample these."""
-    return _scores(_validated(records))
+    resample these. ROUGE is in ``lang`` when given, else in each record's (:func:`record_lang`).
+    """
+    return _scores(_validated(records, lang))
 
 
 def _set_path(tree: dict, path: str, value) -> None:
@@ -345,7 +379,8 @@ def _safe_exp(x: float) -> float:
 
 
 def score_predictions(records: Iterable[Mapping], *, bootstrap: int = 0,
-                      seed: int = stats.DEFAULT_SEED, level: float = stats.DEFAULT_LEVEL) -> dict:
+                      seed: int = stats.DEFAULT_SEED, level: float = stats.DEFAULT_LEVEL,
+                      lang: str | None = None) -> dict:
     """The metrics ``wikisum evaluate`` prints, from prediction records
     ``{"id", "prediction", "reference", "reference_nll"?, "reference_tokens"?}``.
 
@@ -363,8 +398,12 @@ def score_predictions(records: Iterable[Mapping], *, bootstrap: int = 0,
     ``[low, high]`` of every score at the same path as the score (``intervals["rouge"]["rouge1"]
     ["f"]``; the perplexity's resamples the examples that have an NLL), from ``bootstrap``
     resamples of the examples drawn with ``seed``, and ``"bootstrap"`` records those settings.
+
+    ROUGE is scored in ``lang`` when given, else in each record's ``"lang"`` (English where a
+    record has none); ``"languages"`` counts the records per language scored in, and
+    ``"rouge_warnings"`` (:func:`rouge_warnings`) says what could not be scored as it should.
     """
-    return _aggregate(_validated(records), bootstrap, seed, level)
+    return _aggregate(_validated(records, lang), bootstrap, seed, level)
 
 
 def _aggregate(examples: _Examples, bootstrap: int, seed: int, level: float,
@@ -375,6 +414,9 @@ def _aggregate(examples: _Examples, bootstrap: int, seed: int, level: float,
     total_nll, total_tokens = sum(nll), sum(tokens)
     metrics = {
         "examples": n,
+        "languages": dict(sorted(Counter(lang or "en" for lang in examples.langs).items())),
+        "rouge_warnings": rouge_warnings(examples.predictions, examples.references,
+                                         examples.langs),
         "rouge": {name: {part: sum(scores[f"rouge.{name}.{part}"]) / n
                          for part in ("f", "p", "r")} for name in ROUGE_TYPES},
         "duc_recall_75b": {name: sum(scores[f"duc_recall_75b.{name}"]) / n
@@ -523,7 +565,7 @@ ARTICLE_COMPARED = tuple(entry for entry in ARTICLE_SCORES
 
 def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
             bootstrap: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED,
-            level: float = stats.DEFAULT_LEVEL) -> dict:
+            level: float = stats.DEFAULT_LEVEL, lang: str | None = None) -> dict:
     """System B against system A on the same examples: ``records_a[i]`` and ``records_b[i]``
     must be the same example (the caller pairs them, e.g. by id). Each file's
     :func:`score_predictions` (with intervals) and, for every score in :data:`COMPARED`, a
@@ -540,7 +582,7 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
                          "comparison needs the same examples")
     if bootstrap < 1:
         raise ValueError(f"a paired comparison needs bootstrap resamples >= 1, got {bootstrap}")
-    examples = {"a": _validated(records_a), "b": _validated(records_b)}
+    examples = {"a": _validated(records_a, lang), "b": _validated(records_b, lang)}
     kinds = {side: "leads" if e.articles is None else "whole articles"
              for side, e in examples.items()}
     if kinds["a"] != kinds["b"]:
@@ -560,7 +602,7 @@ def compare(records_a: Sequence[Mapping], records_b: Sequence[Mapping], *,
         result = results[key]
         differences[key] = {"label": label, "scale": scale, **result.as_dict(),
                             "verdict": result.verdict(scale=scale, digits=2)}
-    return {"examples": len(records_a), "a": metrics["a"], "b": metrics["b"],
+    return {"examples": len(records_a), "lang": lang, "a": metrics["a"], "b": metrics["b"],
             "test": {"difference": "B - A, per example, averaged",
                      "interval": f"paired bootstrap, percentile, {100 * level:g}%",
                      "p_value": "two-sided approximate randomization (random sign flips of "

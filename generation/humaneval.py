@@ -253,14 +253,15 @@ def item_ids(count: int, prefix: str, seed: int, page_id: str) -> list[str]:
 
 def rouge_l(files: Mapping[str, Mapping[str, dict]], examples: Sequence[str]
             ) -> dict[str, dict[str, float]]:
-    """ROUGE-L F1 of each system's prediction of each example against its reference:
-    ``{id_key: {system: F1}}``."""
-    from wikisum.generation.evaluation import rouge_per_example
+    """ROUGE-L F1 of each system's prediction of each example against its reference, in the
+    record's language: ``{id_key: {system: F1}}``."""
+    from wikisum.generation.evaluation import record_lang, rouge_per_example
 
     out: dict[str, dict[str, float]] = {k: {} for k in examples}
     for name, records in files.items():
         scores = rouge_per_example([str(records[k]["prediction"]) for k in examples],
-                                   [str(records[k]["reference"]) for k in examples])
+                                   [str(records[k]["reference"]) for k in examples],
+                                   [record_lang(records[k]) for k in examples])
         for k, score in zip(examples, scores, strict=True):
             out[k][name] = score["rougeL"]["f"]
     return out

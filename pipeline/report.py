@@ -42,15 +42,17 @@ import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.stats import ApproximateQuantiles
 
-from wikisum.core import loader, outputs, shards, vocab
+from wikisum.core import language, loader, outputs, shards, vocab
+from wikisum.core import rouge as multilingual
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import stable_hash
+from wikisum.core.text import words
 from wikisum.pipeline import beamio
 from wikisum.pipeline.report_config import BOOTSTRAP_SAMPLES, ReportConfig
 
 log = logging.getLogger("wikisum.report")
 
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+ROUGE_TYPES = multilingual.ROUGE_TYPES
 PERCENTILES = (20, 40, 50, 60, 80, 100)
 STAT_NAMES = ("lead_words", "article_words", "sections", "citations", "citation_words",
               "search_results", "search_words")
@@ -61,28 +63,35 @@ TOTAL_NAMES = ("articles", "citations_listed", "citations_found", "search_listed
 
 @dataclass
 class Scorers:
-    """rouge-score objects, built once per worker."""
+    """The dataset language's ROUGE scorer and tokenizer (:mod:`wikisum.core.rouge`), built
+    once per worker and language."""
 
     rouge: object = field(default=None)
     tokenizer: object = field(default=None)
+    lang: str | None = None
 
     @classmethod
-    def create(cls) -> Scorers:
-        from rouge_score import rouge_scorer, tokenizers
-
-        return cls(rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True),
-                   tokenizers.DefaultTokenizer(use_stemmer=True))
+    def create(cls, lang: str | None = None) -> Scorers:
+        return cls(multilingual.scorer(lang), multilingual.tokenizer(lang), lang)
 
 
-def cut_to_words(texts: list[str], n_words: int) -> str:
-    """The first ``n_words`` whitespace-separated words of ``texts`` (paragraphs kept apart)."""
+def split_words(text: str, lang: str | None = None) -> list[str]:
+    """The words the report counts and cuts by: whitespace-separated words for English (as the
+    paper counts them), the language's words (:func:`wikisum.core.text.words`) otherwise, so
+    that text without spaces between words is counted in words, not in runs."""
+    return text.split() if multilingual.is_english(lang) else words(text)
+
+
+def cut_to_words(texts: list[str], n_words: int, lang: str | None = None) -> str:
+    """The first ``n_words`` words (:func:`split_words`) of ``texts``, paragraphs kept apart;
+    outside English the words are joined by spaces, as ROUGE's tokenizer splits them again."""
     out, left = [], n_words
     for text in texts:
         if left <= 0:
             break
-        words = text.split()
-        out.append(" ".join(words[:left]))
-        left -= len(words)
+        found = split_words(text, lang)
+        out.append(" ".join(found[:left]))
+        left -= len(found)
     return "\n".join(out)
 
 
@@ -126,7 +135,8 @@ def article_metrics(row: dict, extractors: list[str], corpora: list[str], length
     """
     tokenize = scorers.tokenizer.tokenize
     lead = row["lead"]
-    lead_words = len(lead.split())  # the extractive summary is cut to the lead's length
+    # the extractive summary is cut to the lead's length
+    lead_words = len(split_words(lead, scorers.lang))
     lead_counts = Counter(tokenize(lead))
     paragraph_counts = [Counter(tokenize(p["text"])) for p in row["paragraphs"]]
     title_counts = Counter(tokenize(row["title"]))
@@ -136,7 +146,8 @@ def article_metrics(row: dict, extractors: list[str], corpora: list[str], length
         rouge[extractor], recall[extractor] = {}, {}
         for corpus in corpora:
             order = loader.ranking(row, extractor, corpus)
-            summary = cut_to_words([row["paragraphs"][i]["text"] for i in order], lead_words)
+            summary = cut_to_words([row["paragraphs"][i]["text"] for i in order], lead_words,
+                                   scorers.lang)
             scores = scorers.rouge.score(lead, summary)
             rouge[extractor][corpus] = {t: scores[t].fmeasure for t in ROUGE_TYPES}
             # The model input: title, <t> (no words), then paragraphs in rank order.
@@ -284,23 +295,27 @@ def interval(total: float, n: int, weighted_sums: np.ndarray, weights: np.ndarra
     return {"mean": mean, "low": low, "high": high, "n": n}
 
 
-def article_stats(row: dict) -> tuple[list[tuple[str, float]], dict[str, int]]:
-    """Table 2 of the paper for one ingest article: (stat name, value) pairs, and totals."""
+def article_stats(row: dict, lang: str | None = None
+                  ) -> tuple[list[tuple[str, float]], dict[str, int]]:
+    """Table 2 of the paper for one ingest article: (stat name, value) pairs, and totals; words
+    are :func:`split_words` of the dataset's language."""
     citations = [r for r in row["references"] if "citation" in r["sources"]]
     search = [r for r in row["references"] if "search" in r["sources"]]
 
-    def words(ref):
-        return sum(len(p.split()) for p in ref["paragraphs"])
+    def count(text):
+        return len(split_words(text, lang))
+
+    def ref_words(ref):
+        return sum(count(p) for p in ref["paragraphs"])
 
     sections = row.get("sections") or []
     # the whole article, as its targets hold it (section 6): the lead, then each heading and text
-    article = len(row["lead"].split()) + sum(len(s["title"].split()) + len(s["text"].split())
-                                              for s in sections)
-    values = [("lead_words", len(row["lead"].split())), ("article_words", article),
+    article = count(row["lead"]) + sum(count(s["title"]) + count(s["text"]) for s in sections)
+    values = [("lead_words", count(row["lead"])), ("article_words", article),
               ("sections", len(sections)), ("citations", len(citations)),
               ("search_results", len(search))]
-    values += [("citation_words", words(r)) for r in citations]
-    values += [("search_words", words(r)) for r in search]
+    values += [("citation_words", ref_words(r)) for r in citations]
+    values += [("search_words", ref_words(r)) for r in search]
     totals = {"articles": 1}
     for name in TOTAL_NAMES[1:]:
         totals[name] = int(row.get(name) or 0)  # format 1 shards lack the newer counts
@@ -317,7 +332,7 @@ class ScoreArticles(beam.DoFn):
         self.vocab_path = None
 
     def setup(self):
-        self.scorers = Scorers.create()
+        self.scorers = None
         self.progress = WorkerProgress("report", "articles")
 
     def finish_bundle(self):
@@ -327,6 +342,8 @@ class ScoreArticles(beam.DoFn):
         if self.vocab_path != info["vocab_path"]:
             self.vocab_path = info["vocab_path"]
             self.sp = vocab.load(self.vocab_path)
+        if self.scorers is None or self.scorers.lang != info["language"]:
+            self.scorers = Scorers.create(info["language"])
         self.progress.update()
         if not row["lead"].strip():
             beam.metrics.Metrics.counter("report", "skipped:empty_lead").inc()
@@ -342,7 +359,8 @@ def dataset_info(config: ReportConfig) -> dict:
     (:func:`check_dataset`), the vocabulary's path and the split's size."""
     info, vocab_path = check_dataset(config)
     return {"extractors": list(info["extractors"]), "corpora": list(info["corpora"]),
-            "vocab_path": vocab_path, "expected": info["rows"].get(config.split, 0),
+            "vocab_path": vocab_path, "language": info.get("language"),
+            "expected": info["rows"].get(config.split, 0),
             "source": info.get("source"),
             # an imported dataset: where from, and the extractors that could not rank it
             "imported": info.get("imported"),
@@ -398,7 +416,8 @@ class DatasetStatistics(beam.PTransform):
                  | "Spread" >> beam.Reshuffle()
                  | "ReadIngest" >> beam.io.ReadAllFromParquet()
                  | "SameArticles" >> beam.Filter(lambda r, keep: r["id"] in keep, ids)
-                 | "Stats" >> beam.Map(article_stats))
+                 | "Stats" >> beam.Map(lambda r, i: article_stats(r, i["language"]),
+                                       beam.pvalue.AsSingleton(self.info)))
         quantiles = (stats | "Values" >> beam.FlatMap(lambda vt: vt[0])
                      | "Quantiles" >> ApproximateQuantiles.PerKey(101))
         totals = (stats | "Totals" >> beam.FlatMap(lambda vt: vt[1].items())
@@ -586,6 +605,13 @@ def assemble(config: ReportConfig, info: dict, means: dict, quantiles: dict, tot
         "extractors": extractor_names,
         "corpora": corpora,
         "rouge_types": list(ROUGE_TYPES),
+        "language": info.get("language"),
+        "rouge_tokenizer": ("rouge-score's English tokenizer, Porter stemmer"
+                            if multilingual.is_english(info.get("language")) else
+                            "words of every script (ICU segmentation), "
+                            + (f"Snowball '{language.stemmer_name(info.get('language'))}' stemmer"
+                               if language.stemmer_name(info.get("language")) else
+                               "no stemmer")),
         "rouge_l_variant": "rougeL (summary as one sequence; tensor2tensor's rouge_l_fscore)",
         "bootstrap": {"samples": config.bootstrap, "seed": config.seed, "confidence": 0.95,
                       "method": "Poisson bootstrap, weights seeded by article id"},
@@ -704,6 +730,10 @@ def recommend(metrics: dict, replicates: dict | None = None) -> dict:
               "recall_top": top, "recall_differences": recall_vs,
               "rouge_best_corpus": max(corpora, key=lambda c: per_corpus[c]["rougeL"]),
               "plateau_gain": PLATEAU_GAIN}
+    # Nothing to choose between when no extractor shares a word with any lead: every ROUGE is
+    # 0 (text that the scorer cannot read, or leads unrelated to their references).
+    choice["recommended"] = any(entry["rougeL"] > 0 or entry.get("cheating_rougeL", 0) > 0
+                                for entry in per_corpus.values())
     choice["text"] = recommendation_text(choice, metrics)
     return choice
 
@@ -717,6 +747,14 @@ def _diff(d: dict) -> str:
 
 def recommendation_text(choice: dict, metrics: dict) -> list[str]:
     per_corpus, best_corpus = choice["per_corpus"], choice["best_corpus"]
+    if not choice.get("recommended", True):
+        lang = metrics.get("language") or "en"
+        return [f"No extractor is recommended: every extractor scores 0.0 ROUGE-L against the "
+                f"leads of the {metrics['articles']} {metrics['split']} articles scored, so the "
+                f"figures cannot tell them apart. The leads were scored as {lang!r} "
+                f"({metrics.get('rouge_tokenizer') or 'ROUGE'}); if that is not their "
+                "language, set the dataset's language (dataset.json's \"language\") and "
+                "report again."]
     best = per_corpus[best_corpus]
     ext, common = best["best"], choice["recall_length"]
     lines = [f"Use {ext} on the {best_corpus} corpus with inputs of L = {choice['input_length']} "

@@ -18,6 +18,14 @@ Read PREDS (JSON lines from `wikisum decode`: id, prediction, reference, and ref
 reference_tokens for perplexity) and report ROUGE-1/2/L (F1, precision, recall; rouge-score with
 stemming), DUC-style 75-byte recall, redundancy and the reference's perplexity per wordpiece.
 
+ROUGE is scored in each record's language ("lang", which `wikisum decode` records from the
+dataset; --lang CODE overrides it for every record): English with rouge-score's own tokenizer and
+Porter stemmer (its figures bit for bit), any other language on the words of its script (Chinese,
+Japanese, Thai, Lao, Khmer and Burmese segmented by ICU) with its Snowball stemmer where one
+exists. A record without a language is English. A warning with counts says when text in another
+script was scored as English, when a script could not be segmented, and which languages had no
+stemmer.
+
 Every score comes with a 95% percentile bootstrap interval (--bootstrap resamples of the
 examples, drawn with --seed, so a rerun gives the same interval); with fewer than 100
 examples the intervals are wide and a warning says so.
@@ -73,6 +81,10 @@ def add_parser(subparsers) -> None:
                         f"{DEFAULT_RESAMPLES}; 0 leaves the intervals out, not with --compare)")
     p.add_argument("--seed", type=checks.count(0), default=0,
                    help="seed of the resamples (default 0; the same seed gives the same numbers)")
+    p.add_argument("--lang", metavar="CODE",
+                   help="score every record's ROUGE in this language (a tag such as ru, ja, "
+                        "pt-BR) instead of the language each record names (default: the "
+                        "record's \"lang\", English where it has none)")
     p.set_defaults(func=run)
 
 
@@ -98,24 +110,25 @@ def _write_json(data: dict, target: Path) -> None:
     os.replace(tmp, target)
 
 
-def _warnings(examples: int) -> list[str]:
+def _warnings(examples: int, rouge_warnings: list[str] = ()) -> list[str]:
     from wikisum.core import stats
 
     warning = stats.small_sample_warning(examples)
-    return [warning] if warning else []
+    return ([warning] if warning else []) + list(rouge_warnings)
 
 
 def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RESAMPLES,
-             seed: int = 0) -> tuple[dict, str]:
+             seed: int = 0, lang: str | None = None) -> tuple[dict, str]:
     """The metrics of ``preds`` with ``bootstrap`` resamples for their intervals (0: none),
-    written to ``out`` (default: :func:`default_out`). ``metrics["warnings"]`` says when too few
-    examples were scored for reliable intervals."""
+    ROUGE in ``lang`` (default: each record's), written to ``out`` (default:
+    :func:`default_out`). ``metrics["warnings"]`` says when too few examples were scored for
+    reliable intervals and what ROUGE could not score as it should."""
     from wikisum.generation import evaluation
 
     metrics = evaluation.score_predictions(read_predictions(preds), bootstrap=bootstrap,
-                                           seed=seed)
+                                           seed=seed, lang=lang)
     metrics["predictions"] = str(preds)
-    metrics["warnings"] = _warnings(metrics["examples"])
+    metrics["warnings"] = _warnings(metrics["examples"], metrics["rouge_warnings"])
     target = Path(out or default_out(preds))
     _write_json(metrics, target)
     return metrics, str(target)
@@ -160,7 +173,7 @@ def pair_by_id(records_a: list[dict], records_b: list[dict], path_a: str = "A",
 
 def compare(path_a: str, path_b: str, out: str | None = None, *,
             bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
-            html: str | None = None) -> tuple[dict, str]:
+            html: str | None = None, lang: str | None = None) -> tuple[dict, str]:
     """B against A (:func:`wikisum.generation.evaluation.compare`), examples paired by id, written
     to ``out`` (default: :func:`default_compare_out` of B), and with ``html`` the side-by-side
     page in ``html/index.html`` (:func:`wikisum.generation.comparepage.write_page`).
@@ -172,9 +185,9 @@ def compare(path_a: str, path_b: str, out: str | None = None, *,
         raise ValueError("--compare needs --bootstrap of at least 1 (the paired test resamples)")
     records_a, records_b = pair_by_id(read_predictions(path_a), read_predictions(path_b),
                                       path_a, path_b)
-    result = evaluation.compare(records_a, records_b, bootstrap=bootstrap, seed=seed)
+    result = evaluation.compare(records_a, records_b, bootstrap=bootstrap, seed=seed, lang=lang)
     result["a"]["predictions"], result["b"]["predictions"] = str(path_a), str(path_b)
-    warnings = _warnings(result["examples"])
+    warnings = _warnings(result["examples"], result["a"]["rouge_warnings"])
     differ = sum(" ".join(a["reference"].split()) != " ".join(b["reference"].split())
                  for a, b in zip(records_a, records_b, strict=True))
     if differ:
@@ -209,12 +222,12 @@ def run(args: argparse.Namespace) -> int:
         if args.compare:
             path_a, path_b = args.compare
             result, path = compare(path_a, path_b, args.out, bootstrap=args.bootstrap,
-                                   seed=args.seed, html=args.html)
+                                   seed=args.seed, html=args.html, lang=args.lang)
             say(f"A = {path_a}\nB = {path_b}\n{result['examples']} examples paired by id")
             print(evaluation.format_comparison(result))
         else:
             result, path = evaluate(args.preds, args.out, bootstrap=args.bootstrap,
-                                    seed=args.seed)
+                                    seed=args.seed, lang=args.lang)
             print(evaluation.format_table(result))
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum evaluate: {exc}") from exc

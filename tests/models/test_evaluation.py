@@ -287,7 +287,8 @@ def test_score_predictions_of_articles_adds_structure_and_per_section_means():
 
 def test_lead_metrics_have_no_article_part():
     metrics = score_predictions(records())
-    assert set(metrics) == {"examples", "rouge", "duc_recall_75b", "redundancy",
+    assert set(metrics) == {"examples", "languages", "rouge_warnings", "rouge", "duc_recall_75b",
+                            "redundancy",
                             "prediction_words", "reference_words", "empty_predictions",
                             "perplexity", "perplexity_examples", "perplexity_tokens"}
     table = format_table(score_predictions(records(), bootstrap=20))
