@@ -1,4 +1,6 @@
-"""Function words of the languages the clone filter knows, for recall over content words.
+"""Function words of the languages the clone filter knows (English, German, French, Spanish,
+Italian, Dutch, Polish, Portuguese, Russian, Ukrainian, Vietnamese, Japanese, Chinese), for
+recall over content words.
 
 Each list holds the most frequent function words of one language, lowercased as
 `wikisum.core.text.words` yields them: articles, pronouns and possessives, prepositions and
@@ -8,7 +10,8 @@ the commonest adverbs and quantifiers. Words that also carry content in the lang
 comparison, a function word taken for content is only noise. Fragments that `words`
 makes of elided forms ("doesn't" -> "doesn", "t"; "qu'il" -> "qu", "il"; "dell'arte" -> "dell",
 "arte") are listed where they have two or more letters; single characters are dropped by the
-caller in every language.
+caller in every language (which takes Japanese particles and Chinese 的, 了, 是 with them: their
+lists hold the words of two characters or more that ICU's segmentation yields).
 
 The English list is this project's own rather than scikit-learn's ``ENGLISH_STOP_WORDS``, which
 holds content words ("fire", "bill", "system", "interest", "detail") and whose import pulls in
@@ -171,6 +174,57 @@ PORTUGUESE = _words("""
     pode podem deve fazer faz aqui ali lá agora sempre nunca só apenas assim bem então
     """)
 
+RUSSIAN = _words("""
+    и в во не что он на я с со как а то все всё она так его но да ты к ко у же вы за бы по
+    только ее её мне было вот от меня еще ещё нет о об обо из ему теперь когда даже ну вдруг ли
+    если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя ничего ей может
+    они тут где есть надо ней для мы тебя их чем была сам чтоб без будто чего тоже себе под
+    будет ж тогда кто этот того потому этого какой совсем ним здесь этом почти мой тем чтобы нее
+    неё сейчас были куда зачем всех никогда можно при наконец другой хоть после над больше тот
+    через эти нас про всего них какая много разве эту моя впрочем хорошо свою этой перед иногда
+    лучше чуть том нельзя такой им более всегда конечно всю между это также является являются
+    которые который которая которое которых которой котором своей своих свой своего своим однако
+    этих этим эта
+    """)
+
+UKRAINIAN = _words("""
+    і й та в у на з із зі до від по за про для без через під над між при після перед біля не ні
+    що як а але або чи якщо коли бо тому тоді щоб аніж ніж також теж вже ще лише тільки я ти він
+    вона воно ми ви вони мене тебе його її нього неї нас вас їх них мені тобі йому їй нам вам їм
+    собі себе свій своя своє свої свого своєї своїх своїм своїми мій моя моє мої твій твоя наш
+    наша наше наші ваш ваша ваше ваші цей ця це ці цього цієї цих цим цією той те ті того тієї
+    тих тим тією який яка яке які якого якої яких яким якій котрий котра котре є був була було
+    були буде будуть бути бувши має мав мала мали мати може можуть можна дуже більш більше менш
+    менше найбільш усі всі все весь вся усе кожен кожна інший інша інше інші інших так там тут
+    де куди звідки чому навіть саме ж же б би ось он зокрема тобто
+    """)
+
+VIETNAMESE = _words("""
+    và của là có được trong những các một cho với này đã không để từ khi cũng như về đến ra theo
+    tại bị sẽ thì mà nhưng hay hoặc nếu vì nên do bởi rằng đó đây kia ấy nào gì sao ai đâu bao
+    nhiêu mọi mỗi từng nhiều ít rất lại còn vẫn đang vừa mới chỉ đều cả tôi ta chúng mình bạn
+    chị em ông bà họ nó hắn thế vậy nữa thêm trên dưới giữa sau trước ngoài bên qua lên xuống
+    vào cùng nhau nhất hơn quá lắm khá bằng thể tuy dù mặc sự việc rồi chưa hết
+    """)
+
+JAPANESE = _words("""
+    これ それ あれ どれ この その あの どの ここ そこ あそこ どこ こちら そちら こと もの ため
+    よう ところ とき する した しよう しない ある あり あっ あら いる い おり おる なる なり
+    なら です ます まし ない れる せる から まで より など ほど だけ しか ばかり くらい ぐらい
+    また および ならびに あるいは または ただし しかし けれど けど では でも とも として
+    について によって による において における に対して
+    """)
+
+CHINESE = _words("""
+    并不 从而 而已 此外 总之 例如 比如 之间 之中
+    我们 你们 他们 她们 它们 咱们 自己 大家 这个 那个 这些 那些 这样 那样 这里 那里 这种 那种
+    一个 一种 一些 什么 怎么 怎样 为什么 哪里 哪个 多少 没有 不是 就是 还是 也是 都是 只是 但是
+    可是 而是 或是 因为 所以 如果 虽然 而且 并且 或者 以及 由于 因此 然而 不过 于是 即使 只要
+    只有 通过 对于 关于 根据 按照 为了 除了 随着 作为 成为 进行 已经 正在 曾经 将要 可以 可能
+    应该 能够 需要 之一 之后 之前 以后 以前 以上 以下 其中 其他 其它 另外 等等 非常 十分 比较
+    更加 最为 一直 一起 一样 同时 仍然 还有
+    """)
+
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": ENGLISH,
     "de": GERMAN,
@@ -180,12 +234,18 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "nl": DUTCH,
     "pl": POLISH,
     "pt": PORTUGUESE,
+    "ru": RUSSIAN,
+    "uk": UKRAINIAN,
+    "vi": VIETNAMESE,
+    "ja": JAPANESE,
+    "zh": CHINESE,
 }
 
 # ISO 639-2/3 codes that name a listed language.
 _ALIASES = {
     "eng": "en", "deu": "de", "ger": "de", "fra": "fr", "fre": "fr", "spa": "es", "ita": "it",
-    "nld": "nl", "dut": "nl", "pol": "pl", "por": "pt",
+    "nld": "nl", "dut": "nl", "pol": "pl", "por": "pt", "rus": "ru", "ukr": "uk", "vie": "vi",
+    "jpn": "ja", "zho": "zh", "chi": "zh",
 }
 
 

@@ -5,8 +5,8 @@ earlier one.
 Sections are :class:`wikisum.core.articlelayout.ArticleSection` lists, the lead first (title
 ""). Headings are compared after case folding and with runs of whitespace and punctuation
 made one space (``Early life`` matches ``early  life.``), each reference heading matched at
-most once. A section repeats an earlier one when their bigram overlap (ROUGE-2 F1 on lower-cased
-word tokens) is above a threshold.
+most once. A section repeats an earlier one when their bigram overlap (ROUGE-2 F1 on the words
+of :func:`wikisum.core.text.words`, every script segmented) is above a threshold.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from wikisum.core.articlelayout import ArticleSection
+from wikisum.core.text import words
 
 REPEAT_THRESHOLD = 0.5  # ROUGE-2 F1 above which a section repeats an earlier one
 
@@ -45,12 +46,12 @@ def heading_scores(predicted: Sequence[ArticleSection],
 
 
 def _bigrams(text: str) -> Counter:
-    words = _WORD.findall(text.lower())
-    return Counter(zip(words, words[1:], strict=False))
+    found = words(text)
+    return Counter(zip(found, found[1:], strict=False))
 
 
 def bigram_f1(a: str, b: str) -> float:
-    """ROUGE-2 F1 of two texts on lower-cased word tokens (no stemming)."""
+    """ROUGE-2 F1 of two texts on their words (:func:`wikisum.core.text.words`, no stemming)."""
     x, y = _bigrams(a), _bigrams(b)
     overlap = sum((x & y).values())
     if not overlap:

@@ -15,7 +15,8 @@ def test_english_words_are_what_they_were():
 
 def test_scripts_without_spaces_are_segmented_into_words():
     assert words("東京都は日本の首都であり、関東地方に位置する。") == [
-        "東京", "都", "は", "日本", "の", "首都", "で", "あり", "関東", "地方", "に", "位置", "する"]
+        "東京", "都", "は", "日本", "の", "首都", "で", "あり",
+        "関東", "地方", "に", "位置", "する"]
     assert words("北京是中华人民共和国的首都") == [
         "北京", "是", "中华", "人民", "共和国", "的", "首都"]
     assert words("ภาษาไทยเป็นภาษาราชการ") == ["ภาษา", "ไทย", "เป็น", "ภาษา", "ราชการ"]
@@ -50,7 +51,9 @@ def test_sentences_after_stops_of_other_scripts():
 
 
 def test_content_words_of_syllabic_scripts_keep_two_character_words():
-    assert content_words("東京都は日本の首都である。", "ja") == ["東京", "日本", "首都", "ある"]
+    assert content_words("東京都は日本の首都である。", "ja") == ["東京", "日本", "首都"]
+    assert content_words("北京是中华人民共和国的首都。", "zh") == [
+        "北京", "中华", "人民", "共和国", "首都"]
     assert content_words("서울은 대한민국의 수도이다", "ko") == ["서울은", "대한민국의", "수도이다"]
 
 
