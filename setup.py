@@ -58,6 +58,8 @@ PIPELINE = [
     "protego>=0.3",
     # The report's figures.
     "matplotlib>=3.8",
+    # Internationalised host names in URL keys (IDNA 2008 with UTS #46, as browsers resolve).
+    "idna>=3.4",
 ]
 EXTRAS = {
     "pipeline": PIPELINE,

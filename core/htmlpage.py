@@ -12,19 +12,29 @@ logs an error for trying.) It works from disk (``file://``) and from any static 
 since nothing is fetched.
 
     html = page("Annotate", body="<main id='app'></main>", script=JS, css=CSS,
-                data={"items": [...]})
+                data={"items": [...]}, lang="ar")
 
 Every string a caller puts into ``body`` goes through :func:`escape`; data goes through
 :func:`json_block` (which :func:`page` calls), so ``</script>`` in a text cannot close the
 block.
+
+A page carries the language of its content: ``<html lang=... dir=...>`` with the direction
+of :func:`text_direction` (right to left for Arabic, Hebrew, Persian, Urdu, ...). Its English
+interface (headings, buttons, tables of figures) is marked ``lang="en" dir="ltr"``
+(:data:`CHROME`), and every block of content (a title, a lead, a prediction) carries the
+content's ``lang`` and ``dir`` (:func:`lang_attrs`), so that a right-to-left text is laid out
+from the right, with its numbers and punctuation where its readers expect them.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
+import re
+import unicodedata
 
 # The style of the reports' pages (the extractor report, the human-evaluation scores): a
 # column of text, numeric tables right-aligned and striped.
@@ -41,6 +51,162 @@ thead th{background:#f0f0f0}
 tbody tr:nth-child(even){background:#f7f7f7}
 .note{color:#777;font-size:0.9em}
 """
+
+# Languages written right to left, by ISO 639-1 code and by the ISO 639-2/3 codes of the
+# languages (and Wikipedia editions) that have no two-letter one: the languages MediaWiki
+# writes right to left, the varieties of Arabic, Persian, Pashto, Kurdish, Balochi and Luri
+# written in Arabic script, the Hebrew-script languages and those with a right-to-left
+# script of their own (Dhivehi's Thaana, N'Ko, Syriac, Samaritan, Mandaic). A tag with a
+# script subtag ("ku-Arab", "az-Arab", "pa-Arab", "ar-Latn") is read by its script instead;
+# a code not listed here by the script ICU's likely subtags give it (:func:`text_direction`).
+RTL_LANGUAGES = frozenset({
+    # Arabic and its varieties
+    "ar", "ara", "arb", "arq", "ary", "arz", "aeb", "afb", "ajp", "acm", "acq", "acw", "acx",
+    "apc", "apd", "ars", "ayh", "ayl", "ayn", "ayp", "abv", "adf", "avl", "shu", "ssh",
+    "mey",
+    # Hebrew, Yiddish and other Hebrew-script languages
+    "he", "iw", "heb", "hbo", "yi", "ji", "yid", "ydd", "yih", "jrb", "jpr", "yhd", "yud",
+    # Persian and the Iranian languages written in Arabic script
+    "fa", "fas", "per", "pes", "prs", "haz", "glk", "mzn", "lrc", "luz", "bqi", "sdh", "lki",
+    "bal", "bcc", "bgn", "bgp", "ckb", "ps", "pus", "pbt", "pbu", "pst", "wne",
+    # Indo-Aryan and other languages of Pakistan, Afghanistan and India in Arabic script
+    "ur", "urd", "sd", "snd", "ks", "kas", "pnb", "lah", "skr", "khw", "bft", "trw", "bsk",
+    "phr", "hno", "scl", "gwc", "brh", "aiq",
+    # Turkic languages in Arabic script
+    "ug", "uig", "azb", "ota", "qxq",
+    # Thaana, N'Ko, Syriac, Aramaic, Samaritan, Mandaic
+    "dv", "div", "nqo", "syc", "syr", "aii", "cld", "tru", "arc", "sam", "smp", "mid", "myz",
+})
+
+# ISO 15924 scripts written right to left (a tag's script subtag; ICU's likely script).
+RTL_SCRIPTS = frozenset({
+    "arab", "aran", "hebr", "syrc", "syre", "syrj", "syrn", "thaa", "nkoo", "adlm", "rohg",
+    "mand", "samr", "yezi", "mend", "armi", "avst", "chrs", "cprt", "elym", "hatr", "hung",
+    "khar", "lydi", "mani", "merc", "mero", "narb", "nbat", "ougr", "orkh", "palm", "phli",
+    "phlp", "phlv", "phnx", "prti", "sarb", "sogd", "sogo", "todr", "txr",
+})
+
+# Wikipedia editions written left to right whose language CLDR gives a right-to-left script
+# as its likely one (Ladino's Wikipedia is in Latin letters, Rohingya's in Latin too).
+LTR_LANGUAGES = frozenset({"lad", "rhg"})
+
+# Tags that name no language: their direction comes from the text.
+_NO_LANGUAGE = frozenset({"und", "mul", "zxx", "mis"})
+# Script codes that name no one script: common, inherited, unwritten, unknown.
+_NO_SCRIPT = frozenset({"zyyy", "zinh", "zxxx", "zzzz"})
+_TAG = re.compile(r"[a-z]{2,12}(?:-[a-z0-9]{1,12})*")
+
+# What the English interface of a page is marked with, inside a page in another language.
+CHROME = 'lang="en" dir="ltr"'
+
+
+def _subtags(lang: str | None) -> list[str] | None:
+    """A language tag's subtags, lowercased ("pt_BR" -> ["pt", "br"]); None where ``lang`` is
+    not a tag of a language."""
+    if not lang:
+        return None
+    tag = lang.strip().replace("_", "-").lower()
+    if not _TAG.fullmatch(tag):
+        return None
+    subtags = tag.split("-")
+    return None if subtags[0] in _NO_LANGUAGE else subtags
+
+
+@functools.cache
+def _likely_script(language: str) -> str | None:
+    """The script CLDR's likely subtags give a language ("ckb" -> "arab"), through ICU; None
+    where ICU does not know the language."""
+    import icu  # PyICU (the pyicu-wheels distribution), as wikisum.core.language uses it
+
+    locale = icu.Locale(language)
+    locale.addLikelySubtags()
+    return locale.getScript().lower() or None
+
+
+@functools.cache
+def _script_direction(script: str) -> str | None:
+    """"rtl" or "ltr" for an ISO 15924 script code (lowercased), through :data:`RTL_SCRIPTS`
+    and ICU; None for a code that names no one script ("zyyy", "zzzz") or that ICU does not
+    know."""
+    if script in RTL_SCRIPTS:
+        return "rtl"
+    if script in _NO_SCRIPT:
+        return None
+    import icu
+
+    codes = icu.Script.getCode(script)
+    if not codes or codes[0] in (icu.UScriptCode.COMMON, icu.UScriptCode.INHERITED,
+                                 icu.UScriptCode.UNKNOWN) or codes[0] < 0:
+        return None
+    return "rtl" if icu.Script(codes[0]).isRightToLeft() else "ltr"
+
+
+def text_direction(lang: str | None, sample_text: str | None = None) -> str:
+    """"rtl" or "ltr": the direction text in ``lang`` is written in.
+
+    In order: a script subtag decides ("ku-Arab" rtl, "ar-Latn" ltr); then the language's code
+    (:data:`RTL_LANGUAGES`, :data:`LTR_LANGUAGES`; case, region and "_" do not matter); then,
+    for a code not listed, the script CLDR's likely subtags give it (ICU: "bgn" is Arabic
+    script, rtl; "ja", "hi", "sr" ltr). Where ``lang`` names no language known this way (None,
+    "", "und", an unknown or malformed code) ``sample_text`` decides: rtl where most of its
+    letters with a strong direction are right-to-left ones (Arabic, Hebrew, Thaana, ...), else
+    ltr, as with no text.
+    """
+    subtags = _subtags(lang)
+    if subtags is not None:
+        primary = subtags[0]
+        scripts = (_script_direction(s) for s in subtags[1:] if len(s) == 4 and s.isalpha())
+        by_script = next((d for d in scripts if d is not None), None)
+        if by_script is not None:
+            return by_script
+        if primary in RTL_LANGUAGES:
+            return "rtl"
+        if primary in LTR_LANGUAGES:
+            return "ltr"
+        likely = _likely_script(primary)
+        if likely is not None and _script_direction(likely) is not None:
+            return _script_direction(likely)
+    return sample_direction(sample_text or "")
+
+
+SAMPLE_CHARS = 10_000  # the characters of a sample text that decide its direction
+
+
+def sample_direction(text: str) -> str:
+    """"rtl" where most of the letters of ``text`` (its first :data:`SAMPLE_CHARS`) that have a
+    strong direction are right-to-left ones (Unicode bidirectional class R or AL), else
+    "ltr"."""
+    rtl = ltr = 0
+    for ch in text[:SAMPLE_CHARS]:
+        kind = unicodedata.bidirectional(ch)
+        if kind in ("R", "AL"):
+            rtl += 1
+        elif kind == "L":
+            ltr += 1
+    return "rtl" if rtl > ltr else "ltr"
+
+
+def lang_attrs(lang: str | None, sample_text: str | None = None) -> str:
+    """The ``lang`` and ``dir`` attributes of an element holding text in ``lang``
+    (``lang="ar" dir="rtl"``); only ``dir`` where the language is not known."""
+    direction = text_direction(lang, sample_text)
+    tag = (lang or "").strip().replace("_", "-")
+    if not tag:
+        return f'dir="{direction}"'
+    return f'lang="{escape(tag)}" dir="{direction}"'
+
+
+def is_english_ltr(lang: str | None, sample_text: str | None = None) -> bool:
+    """Whether a page in ``lang`` is an English one (its interface needs no marking)."""
+    subtags = _subtags(lang)
+    return bool(subtags) and subtags[0] == "en" and text_direction(lang, sample_text) == "ltr"
+
+
+def body_tag(lang: str | None, sample_text: str | None = None) -> str:
+    """``<body>`` of a page whose content is in ``lang``: plain for English, else marked as the
+    English interface (:data:`CHROME`) that the content blocks inside it override."""
+    return "<body>" if is_english_ltr(lang, sample_text) else f"<body {CHROME}>"
+
 
 DATA_ID = "page-data"  # the id of the JSON data block; read it with JSON.parse(el.textContent)
 
@@ -74,13 +240,18 @@ def policy(script: str = "", css: str = "") -> str:
 
 
 def page(title: str, body: str, *, script: str = "", css: str = "",
-         data: object | None = None, lang: str = "en") -> str:
+         data: object | None = None, lang: str | None = "en",
+         sample_text: str | None = None) -> str:
     """A whole HTML document: ``title`` (escaped here), ``body`` (HTML the caller built with
     :func:`escape`), ``data`` in the JSON block, then ``script`` and ``css`` inline under the
-    policy that allows only them."""
+    policy that allows only them. ``<html>`` carries ``lang`` and its direction
+    (:func:`lang_attrs`; ``sample_text``, some of the content, decides the direction where the
+    language is not known); ``<body>`` is the English interface (:func:`body_tag`), so every
+    element of ``body`` or of the script that holds content sets that content's ``lang`` and
+    ``dir`` itself."""
     parts = [
         "<!DOCTYPE html>",
-        f'<html lang="{escape(lang)}">',
+        f"<html {lang_attrs(lang, sample_text)}>",
         "<head>",
         '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{escape(policy(script, css))}">',
@@ -90,7 +261,7 @@ def page(title: str, body: str, *, script: str = "", css: str = "",
     ]
     if css:
         parts.append(f"<style>{css}</style>")
-    parts += ["</head>", "<body>", body]
+    parts += ["</head>", body_tag(lang, sample_text), body]
     if data is not None:
         parts.append(json_block(data))
     if script:

@@ -10,6 +10,12 @@ the two leads, without structure scores.
 
 Cells are the texts as written, with ``\\``, ``|`` and line breaks escaped so that nothing in a
 text ends a cell or a row; other Markdown in a text (``*``, ``<``) is left to the renderer.
+
+A record in a language other than English (its ``lang``,
+:func:`~wikisum.generation.evaluation.record_lang`; else its texts written mostly right to
+left) has its title and every cell wrapped in an element carrying that language and its
+direction (``<div lang="ar" dir="rtl">``), so that a renderer lays Arabic or Hebrew out right
+to left and picks the language's fonts; English records are written as they always were.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from wikisum.core import htmlpage
 from wikisum.core.articlelayout import ArticleSection
 from wikisum.generation import predictions, structure
+from wikisum.generation.evaluation import record_lang
 
 Row = tuple[int | None, int | None]  # (predicted index, reference index); None: no section
 
@@ -49,13 +57,29 @@ def escape_cell(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 
-def _cell(section: ArticleSection | None) -> str:
+def _cell(section: ArticleSection | None, attrs: str = "") -> str:
     if section is None:
         return ""
     title, text = escape_cell(section.title.strip()), escape_cell(section.text.strip())
     if not title:
-        return text
-    return f"**{title}**<br>{text}" if text else f"**{title}**"
+        cell = text
+    else:
+        cell = f"**{title}**<br>{text}" if text else f"**{title}**"
+    return f"<div {attrs}>{cell}</div>" if attrs and cell else cell
+
+
+def content_attrs(record: Mapping) -> str:
+    """The ``lang`` and ``dir`` attributes (:func:`wikisum.core.htmlpage.lang_attrs`) that a
+    record's texts are shown with, or "" for a record in English (or of no stated language,
+    written left to right)."""
+    lang = record_lang(record)
+    sample = " ".join(str(record.get(k) or "") for k in ("title", "reference", "prediction"))
+    if lang is None:
+        if htmlpage.sample_direction(sample) == "ltr":
+            return ""
+    elif htmlpage.is_english_ltr(lang, sample):
+        return ""
+    return htmlpage.lang_attrs(lang, sample)
 
 
 def _percent(x: float) -> str:
@@ -85,10 +109,13 @@ def record_markdown(record: Mapping) -> str:
     predicted = _sections(record, "prediction_sections", "prediction")
     reference = _sections(record, "reference_sections", "reference")
     title = " ".join(str(record.get("title") or record.get("id", "")).split())
+    attrs = content_attrs(record)
+    if attrs and title:
+        title = f"<span {attrs}>{title}</span>"
     lines = [f"## {title}", "", "| Predicted | Reference |", "| --- | --- |"]
     for i, j in section_rows(predicted, reference):
-        left = _cell(None if i is None else predicted[i])
-        right = _cell(None if j is None else reference[j])
+        left = _cell(None if i is None else predicted[i], attrs)
+        right = _cell(None if j is None else reference[j], attrs)
         lines.append(f"| {left} | {right} |")
     if "prediction_sections" in record:
         lines += ["", structure_line(predicted, reference)]

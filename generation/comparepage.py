@@ -10,6 +10,11 @@ summary-level ROUGE-Lsum for whole articles, whose sections are shown under thei
 Examples come sorted by the ROUGE-L F1 difference B - A, largest first; controls re-sort them
 by another score's difference, by id or in file order, and find an id or title.
 
+Each example's texts are shown in its language and direction (the records' ``lang``, or
+``evaluate --lang``; :func:`wikisum.core.htmlpage.text_direction`), so that Arabic or Hebrew
+reads right to left, inside the page's English interface; ``<html>`` carries the language
+most examples are in.
+
 Outputs, references and titles are untrusted text: they travel in the page's JSON block and
 reach the DOM through ``textContent`` only, under the Content-Security-Policy of
 :func:`wikisum.core.htmlpage.page` (no script but the page's own, no request anywhere).
@@ -20,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -100,7 +106,10 @@ def paired_items(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
     ``title``, ``reference`` (``text``, and ``sections`` for articles; ``reference_b`` too
     where B's reference differs), ``a`` and ``b`` (``text``, ``scores``, ``sections``) and
     ``diff``, B's score minus A's for each of :func:`example_scores` (in ``lang``, else each
-    record's language)."""
+    record's language), and the language the texts are shown in: ``lang`` (``lang``, else A's
+    record's, else B's; None where neither says) and ``dir`` ("rtl" or "ltr",
+    :func:`wikisum.core.htmlpage.text_direction`, the texts deciding where no language is
+    known)."""
     if len(records_a) != len(records_b):
         raise ValueError(f"{len(records_a)} records in A but {len(records_b)} in B")
     scores_a, scores_b = example_scores(records_a, lang), example_scores(records_b, lang)
@@ -113,8 +122,25 @@ def paired_items(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
                 "diff": {key: sb[key] - sa[key] for key in sa if key in sb}}
         if not _same_text(a["reference"], b["reference"]):
             item["reference_b"] = _reference(b)
+        item.update(_language(a, b, lang))
         items.append(item)
     return items
+
+
+def _language(a: Mapping, b: Mapping, lang: str | None) -> dict:
+    """The ``lang`` and ``dir`` an example's texts are shown in (see :func:`paired_items`)."""
+    shown = evaluation.record_lang(a, lang) or evaluation.record_lang(b)
+    sample = " ".join(str(r.get(k) or "") for r in (a, b) for k in ("title", "reference",
+                                                                      "prediction"))
+    return {"lang": shown, "dir": htmlpage.text_direction(shown, sample)}
+
+
+def page_language(items: Sequence[Mapping]) -> str:
+    """The language of a page of ``items``: the one most of them are in (the first of equals,
+    in file order); English where none says."""
+    counts = Counter(item["lang"] for item in sorted(items, key=lambda i: i["index"])
+                     if item.get("lang"))
+    return counts.most_common(1)[0][0] if counts else "en"
 
 
 def _direction(entry: Mapping) -> int:
@@ -141,9 +167,11 @@ def page_data(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
               comparison: Mapping, names: tuple[str, str] = ("A", "B")) -> dict:
     """What the page shows, as JSON: the systems' ``names`` (their files), the verdict rows,
     the test's description, warnings, the per-example score labels and every paired item
-    sorted by the ROUGE-L F1 difference B - A, largest first."""
+    sorted by the ROUGE-L F1 difference B - A, largest first, and the page's language
+    (:func:`page_language`)."""
     articles = bool(records_a) and is_article(records_a[0])
     test = comparison["test"]
+    items = sort_items(paired_items(records_a, records_b, comparison.get("lang")))
     return {
         "names": {"a": str(names[0]), "b": str(names[1])},
         "examples": len(records_a),
@@ -155,7 +183,8 @@ def page_data(records_a: Sequence[Mapping], records_b: Sequence[Mapping],
                  f"{test['resamples']} resamples (seed {test['seed']}); p: {test['p_value']}. "
                  f"Above or below: p < {1 - test['level']:.2g}."),
         "warnings": [str(w) for w in comparison.get("warnings", [])],
-        "items": sort_items(paired_items(records_a, records_b, comparison.get("lang"))),
+        "items": items,
+        "lang": page_language(items),
     }
 
 
@@ -239,10 +268,24 @@ SCRIPT = """\
   function pct(x) { return (100 * x).toFixed(1); }
   function signed(x) { return (x >= 0 ? "+" : "") + (100 * x).toFixed(1); }
 
+  // A text of the predictions in its language and direction; the page around it is the
+  // English interface.
+  function inLanguage(e, item) {
+    if (item.lang) e.lang = item.lang;
+    e.dir = item.dir || "auto";
+    return e;
+  }
+  // A name, path or id: laid out in its own direction, without moving what is around it.
+  function isolated(text) {
+    const e = el("bdi", "", text);
+    e.dir = "auto";
+    return e;
+  }
+
   const systems = document.getElementById("systems");
   for (const side of ["a", "b"]) {
     systems.appendChild(el("dt", "", side.toUpperCase()));
-    systems.appendChild(el("dd", "", data.names[side]));
+    systems.appendChild(el("dd", "")).appendChild(isolated(data.names[side]));
   }
   systems.appendChild(el("dt", "", "examples"));
   systems.appendChild(el("dd", "", String(data.examples) + " paired by id"));
@@ -284,28 +327,28 @@ SCRIPT = """\
   const sortOrder = document.getElementById("sort-order");
   const find = document.getElementById("find");
 
-  function content(box, part) {
+  function content(box, part, item) {
     if (part.sections) {
       for (const s of part.sections) {
-        if (s.title) box.appendChild(el("h5", "", s.title));
-        if (s.text) box.appendChild(el("p", "text", s.text));
+        if (s.title) box.appendChild(inLanguage(el("h5", "", s.title), item));
+        if (s.text) box.appendChild(inLanguage(el("p", "text", s.text), item));
       }
       if (!part.sections.length) box.appendChild(el("p", "text empty", "(no sections)"));
     } else if (part.text) {
-      box.appendChild(el("p", "text", part.text));
+      box.appendChild(inLanguage(el("p", "text", part.text), item));
     } else {
       box.appendChild(el("p", "text empty", "(empty)"));
     }
   }
 
-  function block(cls, heading, part) {
+  function block(cls, heading, part, item) {
     const box = el("div", "block " + cls);
     box.appendChild(el("h4", "", heading));
     if (part.scores) {
       box.appendChild(el("div", "scores", data.scores.map(
         s => s.label.replace(" F1", "") + " " + pct(part.scores[s.key])).join("  \\u00b7  ")));
     }
-    content(box, part);
+    content(box, part, item);
     return box;
   }
 
@@ -313,8 +356,11 @@ SCRIPT = """\
     const li = el("li", "example");
     li.dataset.id = item.id;
     const head = el("div", "example-head");
-    head.appendChild(el("h3", "title", item.title || "(no title)"));
-    head.appendChild(el("span", "example-id", "id " + item.id));
+    head.appendChild(item.title ? inLanguage(el("h3", "title", item.title), item)
+                     : el("h3", "title", "(no title)"));
+    const id = el("span", "example-id", "id ");
+    id.appendChild(isolated(item.id));
+    head.appendChild(id);
     const deltas = el("span", "deltas");
     deltas.appendChild(document.createTextNode("B - A: "));
     data.scores.forEach((s, i) => {
@@ -327,13 +373,14 @@ SCRIPT = """\
     });
     head.appendChild(deltas);
     li.appendChild(head);
-    li.appendChild(block("reference", "Reference", item.reference));
+    li.appendChild(block("reference", "Reference", item.reference, item));
     if (item.reference_b) {
-      li.appendChild(block("reference", "Reference in B (differs from A's)", item.reference_b));
+      li.appendChild(block("reference", "Reference in B (differs from A's)", item.reference_b,
+                           item));
     }
     const pair = el("div", "pair");
-    pair.appendChild(block("side side-a", "A", item.a));
-    pair.appendChild(block("side side-b", "B", item.b));
+    pair.appendChild(block("side side-a", "A", item.a, item));
+    pair.appendChild(block("side side-b", "B", item.b, item));
     li.appendChild(pair);
     return li;
   }
@@ -380,7 +427,8 @@ def render(data: Mapping) -> str:
     """The whole page of :func:`page_data`'s dict."""
     names = data["names"]
     title = f"{Path(names['b']).name} against {Path(names['a']).name}"
-    return htmlpage.page(title, BODY, script=SCRIPT, css=CSS, data=data)
+    return htmlpage.page(title, BODY, script=SCRIPT, css=CSS, data=data,
+                         lang=data.get("lang") or "en")
 
 
 def write_page(out_dir: str | os.PathLike, records_a: Sequence[Mapping],

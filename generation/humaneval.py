@@ -282,7 +282,8 @@ def page_data(*, page_id: str, kind: str, examples: Sequence[dict], items: Seque
 def page_html(data: Mapping) -> str:
     """The annotation page of ``data`` (:func:`page_data`) as one self-contained HTML file."""
     return htmlpage.page(humaneval_page.TITLE, humaneval_page.BODY, script=humaneval_page.SCRIPT,
-                         css=humaneval_page.CSS, data=data)
+                         css=humaneval_page.CSS, data=data,
+                         lang=humaneval_page.page_language(data["examples"]))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -402,6 +403,7 @@ def make(preds: Mapping[str, str], out: str, *, kind: str = "both", sample: int 
     for k in order:
         record = first[k]
         example = {"title": str(record.get("title") or record["id"])}
+        example.update(humaneval_page.example_language(record))
         if "reference" in show:
             example["reference"] = output_view(record, "reference_sections", "reference")
         if k in inputs:

@@ -18,11 +18,44 @@ The data block (:func:`wikisum.generation.humaneval.page_data`)::
 
 where an OUTPUT is ``{"text": str}`` or ``{"sections": [{"title": str, "text": str}, ...]}``
 (a whole article, the lead first with title ""). No system name is in it.
+
+Languages: the page's interface is English; every text of an example (its title, reference,
+input paragraphs and the outputs) is shown in the example's language and direction, an
+example's optional ``"lang"`` and ``"dir"`` (:func:`example_language`), and where an example
+has no ``"dir"`` in the direction its own first letters give (``dir="auto"``), so that Arabic
+or Hebrew text reads right to left whatever wrote the data.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from wikisum.core import htmlpage
+from wikisum.generation.evaluation import record_lang
+
 TITLE = "Human evaluation"
+
+
+def example_language(record: Mapping) -> dict:
+    """An example's ``"lang"`` (the predictions record's language,
+    :func:`~wikisum.generation.evaluation.record_lang`, left out where it has none) and
+    ``"dir"`` (:func:`wikisum.core.htmlpage.text_direction`; the record's reference and
+    prediction decide where no language is known), to merge into its entry of the page's
+    ``examples``."""
+    lang = record_lang(record)
+    sample = " ".join(str(record.get(k) or "") for k in ("title", "reference", "prediction"))
+    out = {"dir": htmlpage.text_direction(lang, sample)}
+    if lang:
+        out["lang"] = lang
+    return out
+
+
+def page_language(examples: Iterable[Mapping]) -> str:
+    """The language of the whole page: the one most of ``examples`` are in (the first of
+    equals), English where none says; pass it to :func:`wikisum.core.htmlpage.page`."""
+    counts = Counter(e["lang"] for e in examples if e.get("lang"))
+    return counts.most_common(1)[0][0] if counts else "en"
 
 # The page's skeleton; nothing in it comes from the data.
 BODY = """\
@@ -95,7 +128,7 @@ details.context .text { padding: 0 12px 8px; max-height: 14em; overflow: auto; }
 .output h2 { margin: 0 0 4px; font-size: 15px; color: var(--muted); }
 .text p { margin: 4px 0 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .text h3 { margin: 10px 0 2px; font-size: 15px; }
-.text ol { margin: 4px 0; padding-left: 22px; }
+.text ol { margin: 4px 0; padding-inline-start: 22px; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
 .pair .output { max-height: 26em; overflow: auto; }
 .choices { display: flex; gap: 10px; justify-content: center; margin: 14px 0 4px; }
@@ -189,8 +222,14 @@ SCRIPT = """\
   }
 
   // -- drawing -------------------------------------------------------------------------------
-  function drawText(parent, output) {
-    var box = el("div", "text");
+  // An example's texts in its language and direction; the interface around them is English.
+  function inLanguage(node, example) {
+    if (example.lang) { node.lang = example.lang; }
+    node.dir = example.dir === "rtl" || example.dir === "ltr" ? example.dir : "auto";
+    return node;
+  }
+  function drawText(parent, output, example) {
+    var box = inLanguage(el("div", "text"), example);
     if (output.sections) {
       output.sections.forEach(function (section) {
         if (section.title) { box.appendChild(el("h3", null, section.title)); }
@@ -207,28 +246,28 @@ SCRIPT = """\
       var ref = el("details", "context");
       ref.open = true;
       ref.appendChild(el("summary", null, "Reference: the Wikipedia article (for context)"));
-      drawText(ref, example.reference);
+      drawText(ref, example.reference, example);
       parent.appendChild(ref);
     }
     if (example.input && example.input.length) {
       var inp = el("details", "context");
       inp.appendChild(el("summary", null, "Top input paragraphs (for context)"));
-      var box = el("div", "text"), list = el("ol");
+      var box = inLanguage(el("div", "text"), example), list = el("ol");
       example.input.forEach(function (p) { list.appendChild(el("li", null, p)); });
       box.appendChild(list);
       inp.appendChild(box);
       parent.appendChild(inp);
     }
   }
-  function drawOutput(parent, heading, output) {
+  function drawOutput(parent, heading, output, example) {
     var box = el("section", "output");
     box.appendChild(el("h2", null, heading));
-    drawText(box, output);
+    drawText(box, output, example);
     parent.appendChild(box);
     return box;
   }
-  function drawQuality(main, item) {
-    drawOutput(main, "Summary", item.output);
+  function drawQuality(main, item, example) {
+    drawOutput(main, "Summary", item.output, example);
     var answer = state.quality[item.id] || {};
     var list = el("div", "questions");
     questions.forEach(function (q, qi) {
@@ -257,10 +296,10 @@ SCRIPT = """\
     });
     main.appendChild(list);
   }
-  function drawPreference(main, item) {
+  function drawPreference(main, item, example) {
     var pair = el("div", "pair");
-    drawOutput(pair, "Summary A", item.a);
-    drawOutput(pair, "Summary B", item.b);
+    drawOutput(pair, "Summary A", item.a, example);
+    drawOutput(pair, "Summary B", item.b, example);
     main.appendChild(pair);
     var choices = el("div", "choices"), chosen = state.preference[item.id];
     [["A", "A is better"], ["B", "B is better"], ["none", "No preference"]].forEach(function (c) {
@@ -286,9 +325,10 @@ SCRIPT = """\
       ? " \u00b7 Linguistic quality: read the summary on its own and answer the five questions"
       : " \u00b7 Preference: which of the two summaries is better?"));
     main.appendChild(kind);
-    main.appendChild(el("h1", "title", example.title));
+    main.appendChild(inLanguage(el("h1", "title", example.title), example));
     drawContext(main, example);
-    if (item.type === "quality") { drawQuality(main, item); } else { drawPreference(main, item); }
+    if (item.type === "quality") { drawQuality(main, item, example); }
+    else { drawPreference(main, item, example); }
     var done = doneCount();
     byId("progress").textContent = done + " of " + total + " answered";
     var complete = byId("complete");

@@ -14,6 +14,8 @@ lead's words; ``bench/clones.py`` measures both.
 
 from __future__ import annotations
 
+import unicodedata
+
 from wikisum.core.text import content_words, words
 from wikisum.pipeline.urls import normalize_title, wikipedia_title
 
@@ -78,13 +80,16 @@ def is_clone(lead: str, document_text: str, threshold: float = DEFAULT_CLONE_THR
 
 
 def is_self_page(url: str, title: str) -> bool:
-    """Whether `url` is the Wikipedia page titled `title`, in any language edition.
+    """Whether `url` is the Wikipedia page titled `title`, in any language edition: desktop or
+    mobile, `/wiki/`, `?title=` or a language variant's path (`/zh-tw/`, `/sr-el/`), the title
+    raw or percent-encoded (`wikisum.pipeline.urls.wikipedia_title`).
 
-    Titles compare as MediaWiki does: underscores equal spaces and the first letter is
-    case-insensitive ("iPod" and "IPod" are the same page); the rest is case-sensitive.
+    Titles compare as MediaWiki does: underscores equal spaces, the first letter is
+    case-insensitive ("iPod" and "IPod" are the same page) and Unicode's composed and
+    decomposed spellings of a letter are the same (NFC); the rest is case-sensitive.
     """
     parsed = wikipedia_title(url)
     if parsed is None:
         return False
-    wanted = normalize_title(title)
+    wanted = normalize_title(unicodedata.normalize("NFC", title))
     return bool(wanted) and parsed[1] == wanted

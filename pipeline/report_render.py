@@ -18,7 +18,7 @@ matplotlib.use("Agg")  # no display: render to PNG bytes
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-from wikisum.core import htmlpage  # noqa: E402
+from wikisum.core import htmlpage, language  # noqa: E402
 from wikisum.core.text import content_words, words  # noqa: E402
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
@@ -365,13 +365,43 @@ def _domain(url: str | None) -> str:
     return urlsplit(url).netloc if url else ""
 
 
+def _pieces(token: str) -> list[str]:
+    """A run of text without spaces in the pieces a reader sees as words: itself, or for a
+    script written without spaces (Chinese, Japanese, Thai, ...) ICU's words with what lies
+    between them, so that ``"".join`` gives the token back."""
+    if not language.needs_dictionary(token):
+        return [token]
+    out, at = [], 0
+    for word in language.segment(token):
+        start = token.find(word, at)
+        if start < 0:  # not where expected: the token whole
+            return [token]
+        if start > at:
+            out.append(token[at:start])
+        out.append(word)
+        at = start + len(word)
+    if at < len(token):
+        out.append(token[at:])
+    return out
+
+
 def _mark_shared(text: str, lead_words: set[str]) -> str:
-    """Escaped text, words that the lead has too (its content words) in <mark>."""
+    """Escaped text, words that the lead has too (its content words) in <mark>: a whole
+    space-separated token, or in scripts written without spaces each of its words (a run of
+    neighbouring marked words in one <mark>)."""
     out = []
     for token in re.split(r"(\s+)", text):
-        escaped = html.escape(token)
-        shared = any(w in lead_words for w in words(token))
-        out.append(f"<mark>{escaped}</mark>" if shared else escaped)
+        marked = ""
+        for piece in _pieces(token):
+            if any(w in lead_words for w in words(piece)):
+                marked += piece
+                continue
+            if marked:
+                out.append(f"<mark>{html.escape(marked)}</mark>")
+                marked = ""
+            out.append(html.escape(piece))
+        if marked:
+            out.append(f"<mark>{html.escape(marked)}</mark>")
     return "".join(out)
 
 
@@ -391,26 +421,51 @@ def _md_view(metrics: dict) -> list[str]:
     return out
 
 
+def report_language(metrics: dict) -> str:
+    """The language of the dataset's text (metrics.json's ``language``; English where a build
+    does not say)."""
+    return metrics.get("language") or "en"
+
+
+def _content(metrics: dict, sample: str) -> str:
+    """The lang and dir attributes of an element holding the dataset's text (nothing for an
+    English dataset, whose page is English throughout)."""
+    lang = report_language(metrics)
+    if htmlpage.is_english_ltr(lang):
+        return ""
+    return " " + htmlpage.lang_attrs(lang, sample)
+
+
 def _html_view(metrics: dict) -> str:
     corpus = metrics["recommendation"]["best_corpus"]
+    lang = report_language(metrics)
     parts = []
     for view in metrics["article_views"]:
-        lead_words = set(content_words(view["lead"]))
+        lead_words = set(content_words(view["lead"], lang))
+        content = _content(metrics, view["lead"])
         blocks = []
         for ext in metrics["extractors"]:
             items = "".join(
                 f"<li>{_mark_shared(p['text'], lead_words)}"
-                + (f" <span class='src'>{html.escape(_domain(p['url']))}</span>"
+                + (f" <bdi class='src'>{html.escape(_domain(p['url']))}</bdi>"
                    if p.get("url") else "") + "</li>"
                 for p in view["top"][ext][corpus]) or "<li>(no paragraphs)</li>"
             blocks.append(f"<div class='ext'><h4>{html.escape(ext)} <span class='score'>"
                           f"ROUGE-L {pct(view['rougeL'][ext][corpus])}</span></h4>"
-                          f"<ol>{items}</ol></div>")
-        parts.append(f"<section class='article'><h3>{html.escape(view['title'])}</h3>"
+                          f"<ol{content}>{items}</ol></div>")
+        parts.append(f"<section class='article'><h3{content}>{html.escape(view['title'])}</h3>"
                      f"<div class='side'><div class='lead'><h4>Lead</h4>"
-                     f"<p>{html.escape(view['lead'])}</p></div>"
+                     f"<p{content}>{html.escape(view['lead'])}</p></div>"
                      f"<div class='exts'>{''.join(blocks)}</div></div></section>")
     return "".join(parts)
+
+
+def _document(title: str, css: str, body: str, lang: str = "en", sample: str = "") -> str:
+    """The whole page: ``<html>`` in the dataset's language and direction, its ``<body>`` the
+    English report (:func:`wikisum.core.htmlpage.body_tag`)."""
+    return (f"<!DOCTYPE html><html {htmlpage.lang_attrs(lang, sample)}><head>"
+            f"<meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{css}</style></head>{htmlpage.body_tag(lang, sample)}{body}</body></html>\n")
 
 
 FIGURES = {"rouge": "extractive_rouge.png", "recall": "input_recall.png"}
@@ -449,7 +504,7 @@ img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
 .exts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.8em}
 .ext{border:1px solid #e3e3e3;border-radius:4px;padding:0 0.8em;font-size:0.88em}
 .ext h4,.lead h4{margin:0.6em 0 0.3em}.score{color:#666;font-weight:normal;float:right}
-.ext ol{padding-left:1.3em;margin:0.3em 0 0.6em}.ext li{margin-bottom:0.4em}
+.ext ol{padding-inline-start:1.3em;margin:0.3em 0 0.6em}.ext li{margin-bottom:0.4em}
 .src{color:#888;font-size:0.9em}
 mark{background:#fff1b8;padding:0}
 """
@@ -486,9 +541,9 @@ def to_html(metrics: dict, pngs: dict[str, bytes]) -> str:
     parts += [f"<h2>{ABOUT_TITLE}</h2>", _html_table(provenance_table(metrics)),
               f"<p class='note'>Every number is in metrics.json; per-article scores in "
               f"{html.escape(metrics['per_article_file'])}.</p>"]
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<title>wikisum extractor report</title>"
-            f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n")
+    sample = " ".join(view["lead"] for view in metrics.get("article_views") or [])
+    return _document("wikisum extractor report", CSS, "".join(parts), report_language(metrics),
+                     sample)
 
 
 # ---------------------------------------------------------------------------------- two builds
@@ -563,6 +618,4 @@ def compare_html(comp: dict) -> str:
              f"<p class='sub'>A: {html.escape(comp['a']['data'])}<br>"
              f"B: {html.escape(comp['b']['data'])}</p>", f"<p>{html.escape(COMPARE_INTRO)}</p>"]
     parts += [_html_table(t) for t in compare_tables(comp)]
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<title>wikisum: two builds compared</title>"
-            f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n")
+    return _document("wikisum: two builds compared", CSS, "".join(parts))

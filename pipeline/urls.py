@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import encodings.idna
+import functools
 import re
-from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
+import unicodedata
+from urllib.parse import parse_qs, unquote, unquote_to_bytes, urlsplit, urlunsplit
+
+import idna
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -23,6 +28,11 @@ _WIKIPEDIA_HOST = re.compile(r"([a-z][a-z0-9-]*)(?:\.m)?\.wikipedia\.org")
 # What urlsplit removes from anywhere in a URL (WHATWG's URL parser does the same).
 _SPLIT_DROPS = {ord("\t"): None, ord("\n"): None, ord("\r"): None}
 
+# The first path segment of a language variant's article path ("/zh-cn/Title", "/sr-el/Title",
+# "/kk-latn/Title", "/ike-cans/Title"): a language tag with at least one subtag. The edition's
+# own code alone ("/zh/Title") is accepted too, where the edition's code is known.
+_VARIANT_SEGMENT = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})+")
+
 # Subdomains of wikipedia.org that are not language editions.
 _NOT_LANGUAGES = frozenset({"www", "m", "meta", "commons", "species", "incubator"})
 
@@ -35,6 +45,15 @@ def normalize_url(url: str) -> str | None:
     segments are removed, and percent-encoding is made canonical: escapes of unreserved
     characters are decoded, other escapes are uppercased, and non-ASCII or unsafe characters are
     encoded as UTF-8. The query is kept in its original order. The result is idempotent.
+
+    So a URL of any script has one key however it is written: ``http://пример.укр/путь``,
+    ``http://ПРИМЕР.УКР/%d0%bf%d1%83%d1%82%d1%8c`` and
+    ``http://xn--e1afmkfd.xn--j1amh/%D0%BF%D1%83%D1%82%D1%8C`` are all the last. The host's
+    labels that are not ASCII become punycode A-labels (IDNA 2008 with UTS #46 mapping, as
+    browsers resolve them: :func:`_idn_host`; a host given percent-encoded is read as UTF-8
+    first); a host no IDNA processing accepts makes the URL invalid (None). An escape that is
+    not UTF-8 (``%E9``, Latin-1's "é") names other bytes than ``é`` and stays as it is, and a
+    "%" not followed by two hex digits is itself encoded (``%25``): neither is an error.
 
     http and https stay distinct: they are separate captures in a crawl and may serve different
     content, and the join must be exact on the normalised string; equating them is a matching
@@ -70,17 +89,84 @@ def _normalize_host(netloc: str) -> str | None:
         # IPv6 literal: keep the brackets, drop any port after them.
         end = host.find("]")
         return host[: end + 1].lower() if end > 1 else None
-    host = host.partition(":")[0].lower().rstrip(".")
-    if not host or any(ch.isspace() or ch in "/\\%<>\"'" for ch in host):
+    host = host.partition(":")[0]
+    if host.isascii():
+        host = host.lower().rstrip(".")
+        if "%" in host:
+            # A percent-encoded host is read as its UTF-8 text (as browsers read it) only where
+            # that text is an internationalised name; an encoded ASCII name stays refused.
+            decoded = _percent_decoded(host)
+            if decoded is None or decoded.isascii():
+                return None
+            return _idn_host(decoded)
+        if not host or any(ch.isspace() or ch in _FORBIDDEN_HOST for ch in host):
+            return None
+        return host
+    return _idn_host(host)
+
+
+# Characters that make a host invalid here (":" and "@" are split off before; "[" and "]"
+# belong to an IPv6 literal only, which is read apart).
+_FORBIDDEN_HOST = frozenset("/\\%<>\"'[]")
+
+# The label separators UTS #46 maps to ".": full stop, ideographic, full-width and half-width
+# ideographic full stops.
+_LABEL_DOTS = re.compile("[.\u3002\uff0e\uff61]")
+
+
+def _percent_decoded(host: str) -> str | None:
+    try:
+        return unquote_to_bytes(host).decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    if not host.isascii():
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _idn_host(host: str) -> str | None:
+    """A host name that holds non-ASCII characters, as DNS and every crawler see it: each
+    label that is not ASCII as its punycode A-label ("xn--..."), the ASCII labels lowercased;
+    None for a name that no IDNA processing accepts (an over-long label, a forbidden
+    character, a label that maps to two), which callers count as a bad URL. Empty labels are
+    kept as they are in an ASCII name ("a..b").
+
+    A label goes through the ``idna`` package (IDNA 2008 with UTS #46 mapping,
+    non-transitional: the WHATWG URL Standard's "domain to ASCII", which current browsers and
+    registries follow, so "faß.de" is "xn--fa-hia.de" and not "fass.de"; its Unicode tables
+    are current, where Python's own codec knows Unicode 3.2 only). Python's ``encodings.idna``
+    (IDNA 2003) is the fallback for the labels IDNA 2008 refuses but browsers still resolve
+    through UTS #46's wider set: symbols and emoji ("☃.net" is "xn--n3h.net").
+    """
+    labels = _LABEL_DOTS.split(host)
+    while labels and labels[-1] == "":  # the trailing dot of a fully qualified name
+        labels.pop()
+    out = []
+    for label in labels:
+        if label.isascii():
+            out.append(label.lower())
+            continue
+        encoded = _idn_label(label)
+        if encoded is None:
+            return None
+        out.append(encoded)
+    result = ".".join(out)
+    if not result or any(ch.isspace() or ch in _FORBIDDEN_HOST or not ch.isprintable()
+                         for ch in result):
+        return None
+    return result
+
+
+def _idn_label(label: str) -> str | None:
+    """One label's A-label, or None. A label whose mapping holds a full stop (IDNA 2003 maps
+    "⒈" to "1.") is refused: it would be two labels, and not the same name written again."""
+    try:
+        encoded = idna.encode(label, uts46=True, transitional=False,
+                              std3_rules=False).decode("ascii").lower()
+    except (idna.IDNAError, UnicodeError, ValueError):
         try:
-            host = host.encode("idna").decode("ascii")
+            encoded = encodings.idna.ToASCII(label).decode("ascii").lower()
         except UnicodeError:
-            # Not valid IDNA (e.g. an over-long label); the lowercased Unicode host is still a
-            # usable key, and both sides of the join go through this same function.
-            pass
-    return host
+            return None
+    return None if "." in encoded else encoded
 
 
 # A component that needs no change (only characters of _KEEP, no escape), and the runs of one
@@ -156,9 +242,12 @@ def is_text(value: str) -> bool:
 def wikipedia_title(url: str) -> tuple[str, str] | None:
     """The (language, title) of a Wikipedia article URL, or None for any other URL.
 
-    Recognises desktop and mobile hosts (`en.wikipedia.org`, `en.m.wikipedia.org`) with paths
-    `/wiki/Title` or `/w/index.php?title=Title`; the title is percent-decoded and normalised with
-    `normalize_title`.
+    Recognises desktop and mobile hosts (`en.wikipedia.org`, `ja.m.wikipedia.org`) with paths
+    `/wiki/Title`, `/w/index.php?title=Title` and a language variant's `/VARIANT/Title` (the
+    editions that convert between scripts or spellings: `zh.wikipedia.org/zh-cn/`, `/zh-tw/`,
+    `/zh-hans/`, `sr.wikipedia.org/sr-el/`, `kk.wikipedia.org/kk-latn/`); the title is
+    percent-decoded as UTF-8, put in Unicode's composed form (NFC, as MediaWiki stores titles)
+    and normalised with `normalize_title`.
     """
     # Every Wikipedia host holds the word (urlsplit drops tabs and line breaks, so they are
     # dropped here too): most URLs stop here.
@@ -174,11 +263,16 @@ def wikipedia_title(url: str) -> tuple[str, str] | None:
     match = _WIKIPEDIA_HOST.fullmatch(host)
     if match is None or match.group(1) in _NOT_LANGUAGES:
         return None
-    if parts.path.startswith("/wiki/"):
-        raw_title = unquote(parts.path[len("/wiki/") :])
-    elif parts.path == "/w/index.php":
+    edition, path = match.group(1), parts.path
+    if path.startswith("/wiki/"):
+        raw_title = unquote(path[len("/wiki/") :])
+    elif path == "/w/index.php":
         raw_title = parse_qs(parts.query).get("title", [""])[0]
     else:
-        return None
-    title = normalize_title(raw_title)
-    return (match.group(1), title) if title else None
+        segment, slash, rest = path[1:].partition("/")
+        segment = segment.lower()
+        if not (slash and (segment == edition or _VARIANT_SEGMENT.fullmatch(segment))):
+            return None
+        raw_title = unquote(rest)
+    title = normalize_title(unicodedata.normalize("NFC", raw_title))
+    return (edition, title) if title else None

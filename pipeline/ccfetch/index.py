@@ -33,6 +33,7 @@ from wikisum.pipeline.ccfetch.captures import (
 )
 from wikisum.pipeline.ccfetch.client import Client, RequestError
 from wikisum.pipeline.ccfetch.surt import surt_key
+from wikisum.pipeline.urls import normalize_url
 
 log = logging.getLogger("wikisum.ccfetch")
 
@@ -42,6 +43,23 @@ COLUMNS = ["url_surtkey", "url", "fetch_time", "fetch_status", "fetch_redirect",
            "content_mime_type", "content_mime_detected", "warc_filename", "warc_record_offset",
            "warc_record_length"]
 _CRAWL_IN_PATH = re.compile(r"crawl=([^/]+)")
+
+
+def lookup_key(url: str) -> str | None:
+    """The index key that ``url`` is looked up by: :func:`surt_key` of the URL as written when
+    it is ASCII, else of its canonical form (:func:`wikisum.pipeline.urls.normalize_url`:
+    punycode host, UTF-8 percent-escapes), None where that form does not exist.
+
+    Common Crawl keys a capture by the URL its crawler fetched, which is ASCII, and the lookup
+    queries the index with the canonical form; keying a non-ASCII URL by that form makes the
+    key agree with both. ``surt_key`` of the raw text would IDNA-encode its host by IDNA 2003,
+    which writes some names otherwise ("faß.de" as "fass.de", not "xn--fa-hia.de") and refuses
+    characters newer than Unicode 3.2.
+    """
+    if url.isascii():
+        return surt_key(url)
+    canonical = normalize_url(url)
+    return surt_key(canonical) if canonical is not None else None
 
 
 @dataclass(frozen=True)
@@ -102,7 +120,7 @@ class CdxApi:
                 return LookupResult(tuple(found), bad, f"{self.query_url(crawl, url)}: {exc}")
             found += captures
             bad += b
-            if choose(captures, [crawl], self.before, surt_key).capture is not None:
+            if choose(captures, [crawl], self.before, lookup_key).capture is not None:
                 break
         return LookupResult(tuple(found), bad)
 

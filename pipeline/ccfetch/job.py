@@ -40,7 +40,6 @@ from wikisum.pipeline.ccfetch.records import (
     Outcome,
     is_done,
 )
-from wikisum.pipeline.ccfetch.surt import surt_key
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.records import new_run_id, utc_now
 from wikisum.pipeline.crawl.writer import WarcSink
@@ -150,7 +149,7 @@ class Plan(beam.DoFn):
             yield tally(LINES, "duplicate", len(lines) - 1)
         yield tally(URLS, IN)
         url = lines[0]
-        key = surt_key(url) if normalize_url(url) else None
+        key = index.lookup_key(url) if normalize_url(url) else None
         searched = self.config.search_key()
         if any(grouped["done"]):
             yield Outcome(url, SKIPPED, "already_done", searched=searched, fetched_at=utc_now(),
@@ -294,7 +293,7 @@ class Step(beam.DoFn):
             yield tally(INDEX, "bad_line", result.bad_lines)
         searched = self.config.search_key()
         choice = choose(list(result.captures), list(self.config.crawls), self.config.before,
-                        surt_key)
+                        index.lookup_key)
         for p in grouped["pending"]:
             base = dict(urlkey=p.urlkey, searched=searched, fetched_at=utc_now(),
                         redirects=tuple(c.redirect for c in p.chain))
@@ -308,8 +307,8 @@ class Step(beam.DoFn):
                 yield TaggedOutput(RESOLVED, Resolved(p.url, p.urlkey, p.chain + (choice.capture,)))
             else:
                 target = choice.capture.redirect
-                target_key = surt_key(target)
-                seen = {p.urlkey} | {surt_key(c.url) for c in p.chain}
+                target_key = index.lookup_key(target)
+                seen = {p.urlkey} | {index.lookup_key(c.url) for c in p.chain}
                 if target_key is None or target_key in seen:
                     yield Outcome(p.url, NOT_IN_INDEX, "redirect_loop",
                                   error=f"redirect to {target[:300]}", **base)

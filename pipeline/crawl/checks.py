@@ -99,6 +99,20 @@ def check_url(raw: str) -> tuple[str, str]:
     return url, ""
 
 
+def header_url(value: str) -> str:
+    """A URL from a response header (``Location``) as its sender wrote it. HTTP clients read
+    header bytes as Latin-1, but a server that puts a raw non-ASCII URL there sends UTF-8
+    (``Location: /путь``), as browsers read it: bytes that are UTF-8 are decoded as such, any
+    other value is kept as it came."""
+    value = value.strip()
+    if value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def host_of(url: str) -> str:
     """The politeness key of a normalised URL: its host name, without port."""
     return urlsplit(url).hostname or ""

@@ -15,6 +15,7 @@ from wikisum.pipeline.crawl.checks import (
     SCHEMES,
     check_url,
     checked_addresses,
+    header_url,
     origin_of,
     resolve_host,
 )
@@ -161,7 +162,7 @@ class Crawler:
             ex = chain.last
             if ex.status not in REDIRECT_STATUSES:
                 return
-            location = ex.header("Location").strip()
+            location = header_url(ex.header("Location"))
             if not location:
                 raise Stop(FAILED, "bad_redirect", f"HTTP {ex.status} without Location",
                            ex.status)
