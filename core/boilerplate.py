@@ -3,10 +3,16 @@
 trafilatura already leaves out most of a page's chrome; what reaches the paragraph filter is the
 main text plus the furniture that sits inside the article's container: share bars, "read more"
 links, bylines and photo credits, cookie and newsletter prompts, tag lists and buttons. Those
-lines are recognised here by what they say, in the languages the references mostly come in
-(English, German, French, Spanish, Italian, Dutch, Polish, Portuguese), never by their length:
-a short line is as often a heading, a list item or a caption of the article (measured on real
-pages, ``bench/extraction.py``), and those are kept.
+lines are recognised here by what they say, never by their length: a short line is as often a
+heading, a list item or a caption of the article (measured on real pages,
+``bench/extraction.py``), and those are kept. The rules know English, German, French, Spanish,
+Italian, Dutch, Polish, Portuguese, Indonesian and Turkish, and the commonest furniture of the
+largest Wikipedias written in other scripts or with their own letters: Russian, Ukrainian,
+Japanese, Chinese (simplified and traditional), Arabic, Persian, Hindi, Korean, Vietnamese and
+Thai (`_OTHER_LABELS` and the patterns after it). A line in another language is judged by the
+rules that do not depend on words: menus and breadcrumbs between separators, copyright signs.
+Words are counted by `wikisum.core.text.words`, which segments Chinese, Japanese and Thai, so
+that a paragraph in those scripts is not one "word" short enough for every rule.
 
 `boilerplate_reason` is a pure function of one line; each reason is counted by the ingest job.
 """
@@ -15,6 +21,8 @@ from __future__ import annotations
 
 import itertools
 import re
+
+from wikisum.core.text import words
 
 # The reasons, in the order they are tested.
 COOKIE = "cookie"
@@ -60,13 +68,15 @@ _SOCIAL = frozenset("""
     flipboard mastodon bluesky threads messenger youtube tiktok email e mail sms print drucken
     share shares teilen teile tweet tweets pin it on auf per via this artikel article beitrag
     diesen dieser den the link kopieren copy partager compartir condividi delen udostępnij
-    compartilhar imprimer imprimir stampa afdrukken drukuj wyślij senden send
+    compartilhar imprimer imprimir stampa afdrukken drukuj wyślij senden send bagikan
+    paylaş chia sẻ partilhar compartilhe vk vkontakte weibo wechat kakaotalk zalo odnoklassniki
 """.split())
 # A share bar names at least one network or share verb; "on", "it" alone are not a share bar.
 _SOCIAL_NAMES = frozenset("""
     facebook twitter linkedin xing whatsapp pinterest instagram telegram reddit tumblr flipboard
     mastodon bluesky messenger share teilen tweet partager compartir condividi delen
-    udostępnij compartilhar email
+    udostępnij compartilhar email bagikan paylaş partilhar compartilhe vk vkontakte weibo
+    wechat kakaotalk zalo odnoklassniki
 """.split())
 _SHARE_START = re.compile(
     r"^(?:" + _alternatives(
@@ -105,7 +115,11 @@ _READ_MORE = re.compile(
         "artículos relacionados", "más sobre", "pour lire la suite", "lire plus",
         "articles similaires", "articoli correlati", "potrebbe interessarti",
         "artigos relacionados", "notícias relacionadas", "gerelateerde artikelen",
-        "powiązane artykuły", "polecane") + r")(?:\s*[:»›>|…]|\.\.\.|$)"
+        "powiązane artykuły", "polecane", "baca juga", "baca selengkapnya", "selengkapnya",
+        "berita terkait", "artikel terkait", "devamını oku", "ilgili haberler",
+        "benzer haberler", "xem thêm", "đọc thêm", "đọc tiếp", "tin liên quan",
+        "bài viết liên quan", "tin cùng chuyên mục", "leia também", "veja mais"
+    ) + r")(?:\s*[:»›>|…]|\.\.\.|$)"
     # A one-word "see:" or "read:" before another article's title.
     r"|^(?:lea|lee|lees|mire|mira|véase|siehe|see|voir|zobacz|czytaj|leggi|leia|veja)\s*:")
 
@@ -229,6 +243,164 @@ _MAX_ITEM_WORDS = 4
 
 _WORD = re.compile(r"[^\W_]+")
 
+# --- Other scripts -------------------------------------------------------------------------
+# The furniture of the largest Wikipedias written in other scripts, and Vietnamese: Russian,
+# Ukrainian, Japanese, Chinese (simplified and traditional), Arabic, Persian, Hindi, Korean,
+# Thai. Chinese, Japanese and Thai write no space between words and Korean and Arabic attach
+# particles and articles to them, so the phrases are matched without word boundaries: at a
+# line's start, as the whole line (spaces ignored: "더 보기" and "더보기" are one label), or
+# anywhere in a short notice.
+
+# Whole lines: buttons, menu items, labels.
+_OTHER_LABELS = {
+    NAVIGATION: (
+        "главная", "главная страница", "на главную", "меню", "наверх", "назад", "вперёд",
+        "вперед", "далее", "печать", "версия для печати", "содержание", "поиск",
+        "карта сайта", "контакты", "о нас", "политика конфиденциальности",
+        "пользовательское соглашение", "принять", "принять все", "согласен", "головна",
+        "на головну", "нагору", "друк", "зміст", "пошук", "контакти", "про нас",
+        "політика конфіденційності", "прийняти", "погоджуюсь",
+        "ホーム", "トップ", "トップページ", "メニュー", "トップへ戻る", "ページの先頭へ",
+        "ページトップへ", "ページの先頭に戻る", "前へ", "次へ", "戻る", "印刷", "目次", "検索",
+        "サイトマップ", "お問い合わせ", "プライバシーポリシー", "利用規約", "会社概要",
+        "同意する", "同意します",
+        "首页", "首頁", "主页", "返回", "返回顶部", "回到顶部", "返回首页", "上一篇", "下一篇",
+        "上一页", "下一页", "打印", "目录", "目錄", "菜单", "選單", "搜索", "搜尋", "网站地图",
+        "網站地圖", "联系我们", "聯絡我們", "關於我們", "关于我们", "隐私政策", "隱私權政策",
+        "使用条款", "使用條款", "接受", "同意", "我同意", "全部接受",
+        "الرئيسية", "الصفحة الرئيسية", "القائمة", "العودة", "رجوع", "طباعة", "التالي",
+        "السابق", "المحتويات", "بحث", "اتصل بنا", "من نحن", "سياسة الخصوصية",
+        "شروط الاستخدام", "موافق", "قبول", "أوافق",
+        "صفحه اصلی", "خانه", "بازگشت", "چاپ", "بعدی", "قبلی", "فهرست", "جستجو", "تماس با ما",
+        "درباره ما", "حریم خصوصی", "موافقم",
+        "मुख पृष्ठ", "होम", "वापस", "प्रिंट", "अगला", "पिछला", "विषय सूची", "खोजें",
+        "हमसे संपर्क करें", "हमारे बारे में", "गोपनीयता नीति", "स्वीकार करें",
+        "홈", "메뉴", "맨 위로", "위로", "이전", "다음", "목록", "인쇄", "이전글", "다음글",
+        "검색", "사이트맵", "회사소개", "개인정보처리방침", "이용약관", "동의", "동의합니다",
+        "trang chủ", "quay lại", "về đầu trang", "lên đầu trang", "mục lục", "tìm kiếm",
+        "liên hệ", "chính sách bảo mật", "điều khoản sử dụng", "đồng ý", "chấp nhận",
+        "หน้าแรก", "กลับขึ้นด้านบน", "ค้นหา", "ติดต่อเรา", "เกี่ยวกับเรา",
+        "นโยบายความเป็นส่วนตัว", "ยอมรับ", "ยอมรับทั้งหมด",
+    ),
+    CALL_TO_ACTION: (
+        "реклама", "подписаться", "подпишитесь", "войти", "вход", "регистрация",
+        "комментарии", "підписатися", "увійти", "реєстрація", "коментарі",
+        "広告", "スポンサーリンク", "ログイン", "新規登録", "会員登録", "購読する", "コメント",
+        "广告", "廣告", "登录", "登入", "注册", "註冊", "订阅", "訂閱", "评论", "評論",
+        "إعلان", "تسجيل الدخول", "اشترك", "اشترك الآن", "سجل الآن", "التعليقات",
+        "تبلیغات", "ورود", "ثبت نام", "عضویت", "نظرات",
+        "विज्ञापन", "लॉग इन", "साइन इन", "सब्सक्राइब करें", "रजिस्टर करें", "टिप्पणियाँ",
+        "광고", "로그인", "회원가입", "구독", "구독하기", "댓글",
+        "quảng cáo", "đăng nhập", "đăng ký", "đăng ký ngay", "bình luận",
+        "โฆษณา", "เข้าสู่ระบบ", "สมัครสมาชิก",
+    ),
+    READ_MORE: (
+        "подробнее", "читать далее", "читать ещё", "читать еще", "детальніше", "читати далі",
+        "続きを読む", "もっと見る", "もっと読む", "詳しくはこちら", "詳細はこちら",
+        "阅读更多", "閱讀更多", "阅读全文", "閱讀全文", "查看更多", "查看全文",
+        "اقرأ المزيد", "المزيد", "ادامه مطلب", "और पढ़ें", "आगे पढ़ें",
+        "더 보기", "더보기", "xem thêm", "อ่านต่อ", "อ่านเพิ่มเติม",
+    ),
+    SHARE: ("поделиться", "поділитися", "シェア", "シェアする", "ツイート", "分享", "转发",
+            "شارك", "مشاركة", "اشتراک گذاری", "اشتراک‌گذاری", "शेयर करें", "साझा करें",
+            "공유", "공유하기", "chia sẻ", "แชร์"),
+}
+_DECORATION_OTHER = _DECORATION + "【】「」『』〈〉《》［］（）：▶►▸▼→←↑↓»«›‹…"
+
+
+def _compact(text: str) -> str:
+    return "".join(text.strip(_DECORATION_OTHER).split())
+
+
+_OTHER_LABEL_REASON = {_compact(label): reason for reason, labels in _OTHER_LABELS.items()
+                       for label in labels}
+
+
+def _starting(*phrases: str) -> re.Pattern[str]:
+    """A line that starts with one of ``phrases``; where a phrase ends in a letter with case
+    (Cyrillic, Vietnamese), not followed by another letter."""
+    def one(phrase):
+        return re.escape(phrase) + (r"(?!\w)" if phrase[-1].isupper() or phrase[-1].islower()
+                                    else "")
+    return re.compile("^(?:" + "|".join(one(p) for p in sorted(phrases, key=len, reverse=True))
+                      + ")")
+
+
+# A line that opens with "Read also:", "Related articles" and goes on with a title or nothing.
+_OTHER_READ_MORE = re.compile(
+    r"^(?:" + _alternatives(
+        "читайте также", "читать также", "смотрите также", "см. также", "похожие статьи",
+        "похожие новости", "другие новости", "материалы по теме", "новости по теме", "по теме",
+        "самое читаемое", "популярное", "рекомендуем", "читайте також", "читайте ще",
+        "дивіться також", "див. також", "схожі статті", "інші новини", "новини за темою",
+        "по темі", "популярне", "рекомендуємо",
+        "関連記事", "関連ニュース", "おすすめ記事", "こちらもおすすめ", "あわせて読みたい",
+        "合わせて読みたい", "人気記事", "こちらもどうぞ", "相关文章", "相關文章", "相关阅读",
+        "相關閱讀", "相关新闻", "相關新聞", "相关推荐", "相關推薦", "推荐阅读", "推薦閱讀",
+        "延伸阅读", "延伸閱讀", "热门文章", "熱門文章", "更多新闻", "更多新聞",
+        "اقرأ أيضا", "اقرأ أيضاً", "اقرأ ايضا", "مقالات ذات صلة", "أخبار ذات صلة",
+        "الأكثر قراءة", "شاهد أيضا", "شاهد أيضاً", "بیشتر بخوانید", "بخوانید", "مطالب مرتبط",
+        "اخبار مرتبط", "پربازدیدترین", "यह भी पढ़ें", "ये भी पढ़ें", "इसे भी पढ़ें",
+        "संबंधित खबरें", "संबंधित लेख", "관련 기사", "관련기사", "많이 본 뉴스",
+        "추천 기사", "함께 보면 좋은", "ข่าวที่เกี่ยวข้อง", "บทความที่เกี่ยวข้อง",
+        "บทความแนะนำ") + r")(?:\s*[:：»›>|…]|\.\.\.|$)")
+_OTHER_SHARE_START = _starting(
+    "поделиться в", "поделиться с", "поділитися в", "поділитись", "シェアする", "分享到",
+    "分享至", "شارك على", "شارك عبر", "اشتراک در", "शेयर करें", "공유하기", "chia sẻ lên",
+    "แชร์ไปยัง")
+# Network names and share words: a line made only of these (and separators) is a share bar.
+_OTHER_SOCIAL_NAMES = ("вконтакте", "одноклассники", "微信", "微博", "qq空间", "qq空間",
+                       "朋友圈", "はてなブックマーク", "はてブ", "line", "카카오톡", "카카오스토리",
+                       "네이버", "밴드", "zalo", "facebook", "twitter", "telegram", "whatsapp",
+                       "linkedin", "pinterest", "reddit", "email", "e-mail", "vk", "weibo",
+                       "wechat")
+_OTHER_SOCIAL_WORDS = tuple(_OTHER_LABELS[SHARE]) + (
+    "分享到", "分享至", "で", "に", "を", "到", "至", "в", "у", "على", "عبر", "در", "पर", "에",
+    "lên", "ไปยัง")
+_OTHER_SOCIAL = re.compile("|".join(
+    re.escape(p) for p in sorted(_OTHER_SOCIAL_NAMES + _OTHER_SOCIAL_WORDS, key=len,
+                                 reverse=True)))
+_OTHER_SOCIAL_NAME = re.compile("|".join(
+    re.escape(p) for p in sorted(_OTHER_SOCIAL_NAMES, key=len, reverse=True)))
+
+_OTHER_ACTION_START = _starting(
+    "подпишитесь на", "подписывайтесь на", "оставьте комментарий", "оставить комментарий",
+    "зарегистрируйтесь", "авторизуйтесь", "підпишіться на", "підписуйтесь на",
+    "залиште коментар", "コメントを書く", "コメントする", "ログインして", "メールマガジン",
+    "订阅我们", "关注我们", "關注我們", "扫码关注", "欢迎关注", "发表评论", "發表評論",
+    "اشترك في", "اشترك الآن", "تابعونا على", "تابعنا على", "اترك تعليقا", "اترك تعليقاً",
+    "أضف تعليق", "ما را دنبال کنید", "عضو کانال", "دیدگاه خود را بنویسید",
+    "हमें फॉलो करें", "सब्सक्राइब करें", "टिप्पणी करें", "구독하기", "댓글 쓰기",
+    "댓글을 입력", "뉴스레터", "đăng ký nhận", "theo dõi chúng tôi", "để lại bình luận",
+    "gửi bình luận", "ติดตามเรา", "สมัครรับ")
+_OTHER_BYLINE_LABEL = re.compile(
+    r"^(?:" + _alternatives(
+        "автор", "авторы", "фото", "источник", "текст", "дата публикации", "опубликовано",
+        "обновлено", "корреспондент", "редактор", "джерело", "опубліковано", "оновлено",
+        "著者", "写真", "出典", "撮影", "文", "公開日", "更新日", "投稿日", "作者", "来源",
+        "來源", "图片来源", "圖片來源", "摄影", "攝影", "责任编辑", "責任編輯", "编辑", "編輯",
+        "记者", "記者", "发布时间", "發布時間", "更新时间", "更新時間", "المصدر", "الكاتب",
+        "تصوير", "بقلم", "تاريخ النشر", "آخر تحديث", "نویسنده", "منبع", "عکس",
+        "تاریخ انتشار", "लेखक", "स्रोत", "फोटो", "अपडेट", "प्रकाशित", "기자", "출처", "사진",
+        "입력", "수정", "작성자", "tác giả", "nguồn", "ảnh", "cập nhật", "ngày đăng",
+        "ผู้เขียน", "ที่มา", "ภาพ") + r")\s*[:：]")
+_OTHER_RIGHTS = re.compile(
+    "все права защищены|всі права захищені|усі права захищені|無断転載|無断複製|版权所有|"
+    "版權所有|保留所有权利|جميع الحقوق محفوظة|کلیه حقوق|تمامی حقوق|सर्वाधिकार सुरक्षित|"
+    "무단 전재|무단전재|재배포 금지|저작권자|bản quyền thuộc|giữ bản quyền|สงวนลิขสิทธิ์")
+# A cookie notice: the word, a verb of use or consent, and the site or the reader.
+_OTHER_COOKIE_WORD = re.compile(
+    "cookie|куки|クッキー|쿠키|کوکی|كوكيز|ملفات تعريف الارتباط|कुकी|คุกกี้")
+_OTHER_CONSENT = re.compile(
+    "использ|соглас|принима|продолжая|використов|погоджу|прийма|使用|利用|同意|接受|继续|"
+    "استخدام|نستخدم|يستخدم|موافق|استفاده|उपयोग|इस्तेमाल|सहमत|사용|이용|동의|sử dụng|đồng ý|"
+    "chấp nhận|ใช้|ยอมรับ")
+_OTHER_NOTICE_SUBJECT = re.compile(
+    r"(?<!\w)(?:мы|вы|наш\w*|ваш\w*|ми|ви|сайт\w*)(?!\w)|当サイト|本サイト|このサイト|"
+    "当社|弊社|本网站|本網站|本站|我们|我們|您|موقعنا|هذا الموقع|نحن|نستخدم|این سایت|"
+    "وب‌سایت|ما از|हम|आप|वेबसाइट|당사|저희|본 사이트|귀하|chúng tôi|bạn|trang web|เว็บไซต์|"
+    "เรา|คุณ")
+
 
 def boilerplate_reason(line: str) -> str | None:
     """Why `line` is page furniture, or None when it may be the article's.
@@ -243,14 +415,51 @@ def boilerplate_reason(line: str) -> str | None:
     """
     text = line.strip(_DECORATION)
     lowered = text.lower()
-    if len(lowered) <= _LONG_LINE:
-        tokens = _WORD.findall(lowered)
-    else:  # past every rule's limit once it has more words than the longest: those are enough
-        tokens = [m.group() for m in itertools.islice(_WORD.finditer(lowered),
-                                                      _ANY_RULE_WORDS + 1)]
+    ascii_line = lowered.isascii()
+    if ascii_line:
+        if len(lowered) <= _LONG_LINE:
+            tokens = _WORD.findall(lowered)
+        else:  # past every rule's limit once it has more words than the longest: enough
+            tokens = [m.group() for m in itertools.islice(_WORD.finditer(lowered),
+                                                          _ANY_RULE_WORDS + 1)]
+    else:
+        tokens = _words(lowered)
     n = len(tokens)
     if not n:
         return None
+    reason = _latin_reason(line, text, lowered, tokens, n)
+    if reason is None and not ascii_line:
+        reason = _other_reason(lowered, n)
+    if reason is not None:
+        return reason
+    # Two short items between bars ("Home | News"), or three between any separators
+    # ("Home » News » Sport"; two would catch "Berlin / Hamburg").
+    if _SEPARATOR_CHAR.search(text) is None:
+        return None
+    items = [item for item in _SEPARATORS.split(text) if item.strip()]
+    if (len(items) >= 3 or len(items) == 2 and _BARS.search(text)) \
+            and all(len(_item_words(item)) <= _MAX_ITEM_WORDS for item in items):
+        return NAVIGATION
+    return None
+
+
+def _words(lowered: str) -> list[str]:
+    """The words of a line that is not ASCII (`wikisum.core.text.words`: marks kept inside
+    words, Chinese, Japanese and Thai segmented); of a long line, enough of them to tell that
+    it is longer than every rule's limit."""
+    if len(lowered) > _LONG_LINE:
+        head = words(lowered[:_LONG_LINE])
+        if len(head) > _ANY_RULE_WORDS:
+            return head[:_ANY_RULE_WORDS + 1]
+    return words(lowered)
+
+
+def _item_words(item: str) -> list[str]:
+    return _WORD.findall(item) if item.isascii() else words(item)
+
+
+def _latin_reason(line: str, text: str, lowered: str, tokens: list[str], n: int) -> str | None:
+    """The rules of the languages written in the Latin alphabet."""
     if n <= _MAX_WORDS[COOKIE] and _COOKIE_WORD.search(lowered) \
             and _CONSENT.search(lowered) and _NOTICE_SUBJECT.search(lowered):
         return COOKIE
@@ -276,12 +485,28 @@ def boilerplate_reason(line: str) -> str | None:
                                         or all(t in _FOOTER for t in tokens)
                                         and any(t in _FOOTER_NAMES for t in tokens)):
         return NAVIGATION
-    # Two short items between bars ("Home | News"), or three between any separators
-    # ("Home » News » Sport"; two would catch "Berlin / Hamburg").
-    if _SEPARATOR_CHAR.search(text) is None:
-        return None
-    items = [item for item in _SEPARATORS.split(text) if item.strip()]
-    if (len(items) >= 3 or len(items) == 2 and _BARS.search(text)) \
-            and all(len(_WORD.findall(item)) <= _MAX_ITEM_WORDS for item in items):
-        return NAVIGATION
+    return None
+
+
+def _other_reason(lowered: str, n: int) -> str | None:
+    """The rules of the languages in `_OTHER_LABELS`, for a line that is not ASCII."""
+    compact = _compact(lowered)
+    label = _OTHER_LABEL_REASON.get(compact)
+    if label is not None and n <= _MAX_WORDS[label]:
+        return label
+    if n <= _MAX_WORDS[COOKIE] and _OTHER_COOKIE_WORD.search(lowered) \
+            and _OTHER_CONSENT.search(lowered) and _OTHER_NOTICE_SUBJECT.search(lowered):
+        return COOKIE
+    if n <= _MAX_WORDS[SHARE] and (
+            _OTHER_SHARE_START.match(lowered)
+            or _OTHER_SOCIAL_NAME.search(compact)
+            and not any(ch.isalpha() for ch in _OTHER_SOCIAL.sub("", compact))):
+        return SHARE
+    if n <= _MAX_WORDS[READ_MORE] and _OTHER_READ_MORE.match(lowered):
+        return READ_MORE
+    if n <= _MAX_WORDS[CALL_TO_ACTION] and _OTHER_ACTION_START.match(lowered):
+        return CALL_TO_ACTION
+    if n <= _MAX_WORDS[BYLINE] and (_OTHER_BYLINE_LABEL.match(lowered)
+                                    or _OTHER_RIGHTS.search(lowered)):
+        return BYLINE
     return None

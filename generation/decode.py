@@ -198,6 +198,49 @@ def check_dataset_vocab(bundle, dataset) -> None:
             "other pieces; decode a dataset tokenised with the model's vocabulary")
 
 
+def dataset_language(dataset) -> str | None:
+    """The language dataset.json records (``language``, a language tag), or None where it
+    records none ("und" included)."""
+    info = getattr(dataset, "info", None)
+    value = info.get("language") if isinstance(info, dict) else None
+    if isinstance(value, str) and value.strip() and value.strip() != "und":
+        return value.strip()
+    return None
+
+
+class ReferenceTexts:
+    """The text of each example's reference as the dataset holds it (a ranked dataset's
+    ``lead``, a pairs dataset's ``target``), read alongside the examples: the split's rows are
+    streamed in the order the loader gives its examples (shard by shard, row by row), so
+    memory stays bounded. :meth:`get` asks for the examples' ids in that order (some may be
+    skipped); where the dataset has no such column, or an id is not found in order, the text
+    is None and the caller decodes the ids instead."""
+
+    def __init__(self, dataset, split: str):
+        column = "target" if getattr(dataset, "kind", "ranked") == "pairs" else "lead"
+        self.column = column
+        try:
+            self._rows = iter(dataset.rows(split, ["id", column]))
+        except Exception:  # noqa: BLE001 - no text column, or no rows: the ids are decoded
+            self._rows = iter(())
+
+    def get(self, example_id: int) -> str | None:
+        """The reference text of ``example_id``, whitespace collapsed as the articles'
+        layout does (:func:`wikisum.core.articlelayout.article_sections`); None where the
+        dataset does not hold it."""
+        if self._rows is None:
+            return None
+        try:
+            for row in self._rows:
+                if row["id"] == example_id:
+                    text = row[self.column]
+                    return " ".join(text.split()) if isinstance(text, str) else None
+        except Exception:  # noqa: BLE001 - a column that cannot be read: the ids are decoded
+            pass
+        self._rows = None  # not found in order: from here on, the ids are decoded
+        return None
+
+
 def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: float = 0.6,
            max_len: int | None = None, min_len: int = 0, data: str | None = None,
            batch_size: int = 8, limit: int | None = None, wfe: bool = False,
@@ -283,7 +326,8 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
                                  bundle.max_input_tokens,
                                  exemplars_needed(factory or models, bundle.name),
                                  target=bundle.target, inputs=bundle.inputs)
-        render = record_writer(bundle, eos_id)
+        render = record_writer(bundle, eos_id, lang=dataset_language(dataset))
+        texts = ReferenceTexts(dataset, split)
         # An article reference is scored as training saw it, cut to max_target_tokens (its
         # record says how much was cut); a lead is scored whole, as it always was.
         score_limit = bundle.max_target_tokens if bundle.target == "article" else None
@@ -321,7 +365,8 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
                     lines = []
                     for (ex, _), hyp, (nll, tokens) in zip(fresh, hypotheses, scores,
                                                            strict=True):
-                        lines.append(json.dumps(render(ex, hyp.tokens, nll, tokens)) + "\n")
+                        prediction = render(ex, hyp.tokens, nll, tokens, texts.get(ex.id))
+                        lines.append(json.dumps(prediction) + "\n")
                     f.write("".join(lines).encode("utf-8"))
                     f.flush()  # a killed decode keeps what it wrote
                     written += len(fresh)
@@ -353,40 +398,48 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
             "target": bundle.target, "view": view}
 
 
-def record_writer(bundle, eos_id: int) -> Callable:
-    """``(example, predicted ids, reference NLL, reference tokens) -> prediction record`` for
-    ``bundle``'s target. A lead record holds the prediction and the reference as text. An
-    article record (``"target": "article"``) holds both split back into sections
-    (``prediction_sections``, ``reference_sections``: ``{"title", "text"}``, the lead first
-    with title ""), their text in tensor2tensor's layout (``== Title ==`` before each later
+def record_writer(bundle, eos_id: int, *, lang: str | None = None) -> Callable:
+    """``(example, predicted ids, reference NLL, reference tokens, reference text) ->
+    prediction record`` for ``bundle``'s target. A lead record holds the prediction and the
+    reference as text: the reference is the text the dataset holds (:class:`ReferenceTexts`),
+    or where that is None, the reference's ids decoded (in which a character the vocabulary
+    lacks would read as ``<unk>``). An article record (``"target": "article"``) holds both
+    split back into sections (``prediction_sections``, ``reference_sections``: ``{"title",
+    "text"}``, the lead first with title "", the reference's lead the dataset's text where it
+    holds it), their text in tensor2tensor's layout (``== Title ==`` before each later
     section) as ``prediction`` and ``reference``, and ``reference_cut``: the reference's
-    tokens past ``max_target_tokens``, which its NLL does not score."""
-    from dataclasses import asdict
+    tokens past ``max_target_tokens``, which its NLL does not score. Every record carries
+    ``lang``, the dataset's language, where ``lang`` is given."""
+    from dataclasses import asdict, replace
 
     from wikisum.core import articlelayout
 
     sp = bundle.tokenizer
     limit = bundle.max_target_tokens
+    tagged = {"lang": lang} if lang else {}
 
     def ended(ids) -> list[int]:
         ids = [int(i) for i in ids]
         return ids[:ids.index(eos_id)] if eos_id in ids else ids
 
-    def lead(ex, hyp, nll, tokens) -> dict:
+    def lead(ex, hyp, nll, tokens, text: str | None = None) -> dict:
+        reference = text if text is not None else sp.decode(list(ex.targets))
         return {"id": ex.id, "title": ex.title, "prediction": sp.decode(ended(hyp)),
-                "reference": sp.decode(list(ex.targets)), "reference_nll": nll,
-                "reference_tokens": tokens}
+                "reference": reference, "reference_nll": nll,
+                "reference_tokens": tokens, **tagged}
 
-    def article(ex, hyp, nll, tokens) -> dict:
+    def article(ex, hyp, nll, tokens, text: str | None = None) -> dict:
         predicted = articlelayout.decode_article(ended(hyp), sp)
         reference = articlelayout.decode_article(list(ex.targets), sp)
+        if text is not None and reference:
+            reference[0] = replace(reference[0], text=text)
         return {"id": ex.id, "title": ex.title, "target": "article",
                 "prediction": articlelayout.t2t_text(predicted),
                 "reference": articlelayout.t2t_text(reference),
                 "prediction_sections": [asdict(s) for s in predicted],
                 "reference_sections": [asdict(s) for s in reference],
                 "reference_nll": nll, "reference_tokens": tokens,
-                "reference_cut": max(0, len(ex.targets) - limit) if limit else 0}
+                "reference_cut": max(0, len(ex.targets) - limit) if limit else 0, **tagged}
 
     if bundle.target == "article":
         articlelayout.section_ids(sp)  # MissingPieces now, not at the first record

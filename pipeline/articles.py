@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from wikisum.core.records import Article
-from wikisum.pipeline.dumps import BAD_ID, MAX_PAGE_ID, RawPage
+from wikisum.pipeline.dumps import BAD_ID, MAX_PAGE_ID, RawPage, SiteInfo
 from wikisum.pipeline.urls import normalize_url
 from wikisum.pipeline.wikitext import parse_article
 
 
-def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Article | str:
+def page_to_article(page: RawPage, source_file: str, lang: str = "en",
+                    site: SiteInfo | None = None) -> Article | str:
     """The article of a dump page, or why it is dropped.
+
+    A redirect is known by the dump's ``<redirect>`` element (in every language) or by its
+    wikitext (:func:`wikisum.pipeline.wikitext.parse_article`); ``site``, the dump's
+    ``<siteinfo>``, gives the local names of the namespaces whose links are not text.
 
     Returns one of the drop reasons ``bad_id`` or ``bad_ns`` (the reader found the value
     garbled, missing or out of range: such a page fails closed), ``non_article_namespace``,
@@ -27,7 +32,7 @@ def page_to_article(page: RawPage, source_file: str, lang: str = "en") -> Articl
         return "redirect"
     if page.too_large:
         return "too_large"
-    parsed = parse_article(page.title, page.text, lang=lang)
+    parsed = parse_article(page.title, page.text, lang=lang, site=site)
     if parsed.is_redirect:
         return "redirect"
     if parsed.is_disambiguation:

@@ -4,7 +4,7 @@ The dump is parsed incrementally with expat, a chunk at a time, and every finish
 yielded and released, so memory stays flat whatever the dump's size; a page's text is kept only
 up to ``max_text_bytes`` (a longer page comes with ``too_large`` and no text), so one huge page
 cannot take the memory either. Expat takes the encoding from the byte-order mark or the XML
-declaration, so UTF-16 dumps read as UTF-8 ones do. Decompression (bz2, gzip) is the caller's:
+declaration, so UTF-16 dumps read as UTF-8 ones do. Decompression (bz2, gzip, xz) is the caller's:
 Beam's ``FileSystems.open`` does it from the file extension.
 
 Hostile markup is bounded as well, each a :class:`DumpError` that stops the file (the pages
@@ -23,6 +23,11 @@ Only MediaWiki's elements count: those of an export namespace
 namespace is skipped with everything inside it, so it can neither start a page nor give one its
 text.
 
+The ``<siteinfo>`` before the pages names the wiki (``<dbname>``: ``jawiki``) and its namespaces
+in the wiki's language; :class:`SiteInfo` keeps both, with the root's ``xml:lang``, and
+:func:`read_siteinfo` reads them from the head of a dump without reading its pages.
+:func:`dbname_language` maps a dbname to the wiki's language code.
+
 A page's ``<ns>`` exists from export-0.6 on. In a page without one, the namespace is the one
 whose name (from ``<siteinfo><namespaces>``) is the title's prefix before a colon, else 0; a
 dump without that list has namespace 0 only when its root says an export version below 0.6
@@ -31,8 +36,10 @@ dump without that list has namespace 0 only when its root says an export version
 
 from __future__ import annotations
 
+import lzma
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 from xml.parsers import expat
@@ -52,7 +59,9 @@ MAX_PAGE_ID = 2**63 - 1  # the ids are int64 in every table written
 MEDIAWIKI_NAMESPACE = "http://www.mediawiki.org/xml/export-"  # then the version: 0.10/, 0.11/
 FIRST_NS_VERSION = (0, 6)  # the export version that adds <ns> to every page
 MAX_NAMESPACES = 1000  # names kept from <siteinfo>; a wiki has a few dozen
+HEAD_BYTES = 1 << 20  # read_siteinfo reads at most this; a <siteinfo> is a few KB
 _SEPARATOR = "\x01"  # expat's separator of namespace and local name: never in either
+_XML_LANG = "http://www.w3.org/XML/1998/namespace" + _SEPARATOR + "lang"  # the root's xml:lang
 _ID = re.compile(r"[0-9]+")  # ASCII digits only: int() also takes "1_0", " +1", "١"
 _NS = re.compile(r"-?[0-9]+")
 _VERSION = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})")
@@ -60,6 +69,72 @@ _VERSION = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})")
 # Why a page's id or namespace is unusable (the page is dropped with it as its reason).
 BAD_ID = "bad_id"
 BAD_NS = "bad_ns"
+
+
+# Wikipedias whose dbname (less "wiki", "_" as "-") is not their language's code: Meta-Wiki's
+# "Special language codes" (meta.wikimedia.org/wiki/Special_language_codes). "simple" is English;
+# "als" is ISO 639-3 Tosk Albanian but the wiki is Alemannic (gsw); "zh-min-nan" is Min Nan in
+# Latin script, not a variety of Chinese here. zh_yuewiki -> "zh-yue" (BCP 47's extended form
+# of "yue") and nowiki -> "no" (Norwegian; its content language is Bokmål, "nb") follow the
+# general rule: the primary subtag then names the script's segmenter and function words
+# (Chinese) and the identifier's class ("no"), and the code is the wiki's host name.
+_DBNAME_LANGUAGES = {
+    "simple": "en",
+    "be_x_old": "be-tarask",
+    "als": "gsw",
+    "bat_smg": "sgs",
+    "fiu_vro": "vro",
+    "roa_rup": "rup",
+    "zh_classical": "lzh",
+    "zh_min_nan": "nan",
+}
+# The dbname suffixes of Wikimedia's language editions: Wikipedia's, then its sister projects'.
+_PROJECT_SUFFIXES = ("wiki", "wiktionary", "wikibooks", "wikinews", "wikiquote", "wikisource",
+                     "wikiversity", "wikivoyage")
+# What a language code looks like: a 2-3 letter primary subtag, then subtags ("be-tarask",
+# "zh-min-nan"). Multilingual wikis' dbnames (commonswiki, metawiki, wikidatawiki,
+# specieswiki) are not language codes and give no language.
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*")
+
+
+def dbname_language(dbname: str | None) -> str | None:
+    """The language code of a wiki from its dbname: ``jawiki`` -> "ja", ``zh_yuewiki`` ->
+    "zh-yue", ``simplewiki`` -> "en", ``be_x_oldwiki`` -> "be-tarask"; None for a dbname that
+    names no language edition (``commonswiki``, ``wikidatawiki``, "")."""
+    name = (dbname or "").strip().lower()
+    for suffix in _PROJECT_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+            break
+    else:
+        return None
+    code = _DBNAME_LANGUAGES.get(name, name.replace("_", "-"))
+    return code if _LANGUAGE_CODE.fullmatch(code) else None
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """What a dump says of its wiki before the pages: ``<siteinfo>``'s ``<dbname>`` and
+    namespace names (key, name; in the wiki's language: ``(14, "Категорія")``), and the root
+    element's ``xml:lang`` (MediaWiki writes the wiki's content language there)."""
+
+    dbname: str | None = None
+    namespaces: tuple[tuple[int, str], ...] = ()
+    xml_lang: str | None = None
+
+    @property
+    def language(self) -> str | None:
+        """The wiki's language code: from the dbname (:func:`dbname_language`), else from
+        ``xml:lang``; None when neither gives one."""
+        found = dbname_language(self.dbname)
+        if found is None and self.xml_lang:
+            code = self.xml_lang.strip().lower().replace("_", "-")
+            found = code if _LANGUAGE_CODE.fullmatch(code) else None
+        return found
+
+    def names(self, key: int) -> tuple[str, ...]:
+        """The names the dump lists for namespace ``key``."""
+        return tuple(name for number, name in self.namespaces if number == key)
 
 
 @dataclass(frozen=True)
@@ -129,6 +204,10 @@ class _PageCollector:
         self.namespace_keys: dict[str, int | None] | None = None
         self.too_many_namespaces = False
         self.namespace_key: str | None = None
+        self.dbname: str | None = None
+        self.xml_lang: str | None = None
+        # Called with the SiteInfo when </siteinfo> closes.
+        self.on_siteinfo: Callable[[SiteInfo], None] | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -161,6 +240,9 @@ class _PageCollector:
                 self._root(name, attrs)
             elif depth == 2 and local == "siteinfo":
                 self.siteinfo = depth
+            elif self.siteinfo and depth == self.siteinfo + 1 and local == "dbname":
+                self.field, self.field_depth = "dbname", depth
+                self.fields["dbname"], self.field_chars["dbname"] = [], 0
             elif self.siteinfo and depth == self.siteinfo + 1 and local == "namespaces":
                 self.namespaces = depth
                 if self.namespace_keys is None:
@@ -196,11 +278,15 @@ class _PageCollector:
         if depth == self.field_depth:
             if self.field == "namespace":
                 self._add_namespace()
+            elif self.field == "dbname":
+                self.dbname = "".join(self.fields.pop("dbname", [])).strip() or None
             self.field, self.field_depth = None, 0
         elif depth == self.namespaces:
             self.namespaces = 0
         elif depth == self.siteinfo:
             self.siteinfo = 0
+            if self.on_siteinfo is not None:
+                self.on_siteinfo(self.site())
         elif depth == self.revision:
             self.revision = 0
         elif depth == self.page:
@@ -233,12 +319,19 @@ class _PageCollector:
     def _root(self, name: str, attrs: dict) -> None:
         """Note the export versions the root element states."""
         uri, sep, _ = name.rpartition(_SEPARATOR)
+        self.xml_lang = attrs.get(_XML_LANG)
         stated = [attrs["version"]] if "version" in attrs else []
         if sep and uri.startswith(MEDIAWIKI_NAMESPACE):
             stated.append(uri[len(MEDIAWIKI_NAMESPACE):].rstrip("/"))
         for text in stated:
             match = _VERSION.fullmatch(text.strip())
             self.versions.append((int(match[1]), int(match[2])) if match else None)
+
+    def site(self) -> SiteInfo:
+        """What the dump has said of its wiki so far."""
+        keys = self.namespace_keys or {}
+        return SiteInfo(self.dbname, tuple((key, name) for name, key in keys.items()
+                                           if key is not None), self.xml_lang)
 
     def _add_namespace(self) -> None:
         """Record a ``<siteinfo>`` namespace's name and key (the main namespace has no name)."""
@@ -313,20 +406,7 @@ def _no_doctype(*_) -> None:
     raise _Refused("a DOCTYPE declaration (dumps have none)", "doctype")
 
 
-def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
-               ) -> Iterator[RawPage]:
-    """Yield every page of a dump in file order.
-
-    Args:
-        stream: the (decompressed) dump.
-        max_text_bytes: a page whose wikitext is longer (in UTF-8 bytes) comes with
-            ``too_large`` set and no text; memory is bounded by this, not by the page.
-
-    Raises:
-        DumpError: at the first point where the XML is malformed, the file ends early or a
-            limit is crossed; pages before it have been yielded.
-    """
-    pages = _PageCollector(max_text_bytes)
+def _parser(pages: _PageCollector):
     parser = expat.ParserCreate(namespace_separator=_SEPARATOR)
     parser.buffer_text = True
     parser.StartElementHandler = pages.start
@@ -337,6 +417,52 @@ def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
         # expat >= 2.6 would wait for a partial token to double before parsing it again, without
         # an event position meanwhile; the feeds are small, so parse every one.
         parser.SetReparseDeferralEnabled(False)
+    return parser
+
+
+def read_siteinfo(stream: BinaryIO, max_bytes: int = HEAD_BYTES) -> SiteInfo | None:
+    """The :class:`SiteInfo` of a dump, read from its head: up to the end of ``<siteinfo>``,
+    the first ``<page>`` or ``max_bytes``, whichever comes first. None when the head holds
+    neither a ``<siteinfo>`` nor an ``xml:lang`` (or is not a dump); never raises for what
+    the stream holds."""
+    pages = _PageCollector(0)
+    found: list[SiteInfo] = []
+    pages.on_siteinfo = found.append
+    parser = _parser(pages)
+    read = 0
+    try:
+        while read < max_bytes and not found and not pages.page and not pages.position:
+            chunk = stream.read(min(FEED_BYTES, max_bytes - read))
+            if not chunk:
+                break
+            read += len(chunk)
+            parser.Parse(chunk, False)
+    except (_Refused, expat.ExpatError, EOFError, OSError, ValueError, lzma.LZMAError,
+            zlib.error):
+        pass  # what was read before the error still counts
+    if found:
+        return found[0]
+    return pages.site() if pages.xml_lang or pages.dbname else None
+
+
+def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES,
+               on_siteinfo: Callable[[SiteInfo], None] | None = None) -> Iterator[RawPage]:
+    """Yield every page of a dump in file order.
+
+    Args:
+        stream: the (decompressed) dump.
+        max_text_bytes: a page whose wikitext is longer (in UTF-8 bytes) comes with
+            ``too_large`` set and no text; memory is bounded by this, not by the page.
+        on_siteinfo: called with the dump's :class:`SiteInfo` when its ``<siteinfo>`` ends
+            (before any page is yielded); never for a dump without one.
+
+    Raises:
+        DumpError: at the first point where the XML is malformed, the file ends early or a
+            limit is crossed; pages before it have been yielded.
+    """
+    pages = _PageCollector(max_text_bytes)
+    pages.on_siteinfo = on_siteinfo
+    parser = _parser(pages)
     fed = parsed = 0  # bytes handed to expat; where its unparsed rest starts
     try:
         while True:
@@ -374,6 +500,6 @@ def iter_pages(stream: BinaryIO, max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
     except EOFError as exc:  # a compressed stream that ends early
         raise DumpError(f"unexpected end of file after {pages.position} pages: {exc}",
                         pages.position) from exc
-    except OSError as exc:  # corrupt compressed data
+    except (OSError, lzma.LZMAError, zlib.error) as exc:  # corrupt compressed data
         raise DumpError(f"unreadable data after {pages.position} pages: {exc}",
                         pages.position) from exc

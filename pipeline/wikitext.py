@@ -4,10 +4,17 @@ The wikitext is parsed once with mwparserfromhell and the tree is walked twice: 
 plain text, once to collect citation URLs. `Wikicode.strip_code()` is not used because it keeps
 the contents of `<ref>` tags, the markup of tables and the captions of files, all of which would
 leak into the lead that the summariser is trained to produce.
+
+Every language's wikitext is read by the same rules; what differs between wikis comes from the
+dump's ``<siteinfo>`` (:class:`wikisum.pipeline.dumps.SiteInfo`: the local names of the file and
+category namespaces) or from a rule that holds in every wiki: a redirect is ``#WORD [[...]]``
+whatever the word, a URL parameter of any template inside a ``<ref>`` is a citation whatever
+the template's name, and the ``__DISAMBIG__`` magic word marks a disambiguation page.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass
@@ -31,6 +38,7 @@ from mwparserfromhell.smart_list import SmartList
 from mwparserfromhell.wikicode import Wikicode
 
 from wikisum.core.records import Section
+from wikisum.pipeline.dumps import SiteInfo
 from wikisum.pipeline.urls import normalize_title
 
 
@@ -97,11 +105,18 @@ class ParsedArticle:
     is_disambiguation: bool
 
 
-# `#REDIRECT [[Target]]`, also in a few languages whose dumps are common. MediaWiki accepts an
-# optional colon after the magic word.
+# `#REDIRECT [[Target]]` and every language's own magic word (`#転送`, `#перенаправлення`,
+# `#đổi`, `#تحويل`, `#重定向`, `#अनुप्रेषित`): a page that starts with `#` directly followed by one
+# word holding a letter (marks such as Devanagari vowel signs are not word characters, so the
+# word is any run without space, bracket, colon, pipe or `#`), an optional colon, then a link.
+# An ordered list item (`# The [[Beatles]]`, `# [[X]]`, `#1 [[X]]`) has a space or no such word;
+# the few words listed here are recognised after a space too (`# REDIRECT [[X]]`). A dump's
+# `<redirect>` element says the same of its pages in every language
+# (`wikisum.pipeline.articles`).
 _REDIRECT = re.compile(
-    r"\s*#\s*(?:redirect|weiterleitung|patrz|перенаправление|пренасочване|redirection|"
-    r"redirección|rinvia|doorverwijzing)\s*:?\s*\[\[",
+    r"\s*#(?:\s*(?:redirect|weiterleitung|patrz|перенаправление|пренасочване|redirection|"
+    r"redirección|rinvia|doorverwijzing)|(?=[^\s\[\]:#|]*[^\W\d_])[^\s\[\]:#|]{1,40})"
+    r"\s*:?\s*\[\[",
     re.IGNORECASE,
 )
 
@@ -121,12 +136,38 @@ _DISAMBIGUATION_TEMPLATES = frozenset(
 _DISAMBIGUATION_STEMS = ("disamb", "dab", "hndis", "geodis", "numberdis", "begriffsklärung",
                          "ujednoznacznienie")
 
+# Disambiguation templates of other languages, by their page names in those wikis (lowercased):
+# the rule that holds in every wiki is the `__DISAMBIG__` magic word, which each of these
+# templates carries but a page transcluding it does not show in its wikitext, so the commonest
+# local names are listed: Japanese, Russian and Ukrainian, Vietnamese, Chinese, Arabic, Hindi,
+# French, Spanish, Italian, Portuguese, Dutch. A maintenance tag that contains one of them
+# (Japanese `要曖昧さ回避`, "disambiguation needed") is not a disambiguation page: names are
+# matched whole.
+_LOCAL_DISAMBIGUATION_TEMPLATES = frozenset(
+    {
+        "aimai", "曖昧さ回避", "неоднозначність", "неоднозначность", "многозначность",
+        "trang định hướng", "消歧义", "消歧義", "توضيح", "बहुविकल्पी शब्द", "homonymie",
+        "desambiguación", "disambigua", "desambiguação", "doorverwijspagina",
+    }
+)
+# The Disambiguator extension's magic word (`__DISAMBIG__`, `__DISAMBIGUATION__`) in the page
+# itself.
+_DISAMBIGUATION_MAGIC = re.compile(r"__DISAMBIG(?:UATION)?__")
+
+# A link target that names a media file by its extension: `[[画像:X.jpg]]` is a file link
+# under an alias of the file namespace that `<siteinfo>` does not list.
+_MEDIA_FILE = re.compile(
+    r"\.(?:jpe?g|png|gif|svg|tiff?|webp|xcf|bmp|ogg|oga|ogv|mp3|wav|flac|opus|mid|webm|"
+    r"mpe?g|pdf|djvu|stl)\s*$", re.IGNORECASE)
+
 # Link prefixes whose targets are not shown as text: media and categories (lowercased, with a
 # few localised names), and interlanguage links (below).
 _HIDDEN_NAMESPACES = frozenset(
     {"file", "image", "media", "category", "datei", "bild", "kategorie", "plik", "grafika",
      "kategoria", "fichier", "catégorie", "archivo", "categoría", "файл", "категория"}
 )
+# Namespaces whose links are hidden, by key: media (-2), file (6), category (14).
+_HIDDEN_NAMESPACE_KEYS = (-2, 6, 14)
 # An interlanguage link's prefix is a lowercase language code directly followed by the title
 # (`[[de:Köln]]`); "[[Ali: Fear Eats the Soul]]" is an ordinary link.
 _INTERLANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*:\S")
@@ -190,7 +231,24 @@ _SPACE_BEFORE_DROPPED = re.compile(rf"[ \t]+{_GAP}+(?=[,.;:!?])")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
-def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
+def _namespace_key(name: str) -> str:
+    """A namespace name as links are compared: lowercased, underscores as spaces."""
+    return " ".join(name.replace("_", " ").split()).lower()
+
+
+@functools.lru_cache(maxsize=64)
+def hidden_namespaces(site: SiteInfo | None) -> frozenset[str]:
+    """The link prefixes whose links are not shown as text: the canonical English names and
+    the few listed above, and the names the dump's ``<siteinfo>`` gives its media, file and
+    category namespaces (``Категорія``, ``ファイル``, ``Thể loại``)."""
+    if site is None:
+        return _HIDDEN_NAMESPACES
+    local = {_namespace_key(name) for key in _HIDDEN_NAMESPACE_KEYS for name in site.names(key)}
+    return _HIDDEN_NAMESPACES | frozenset(n for n in local if n)
+
+
+def parse_article(title: str, wikitext: str, lang: str = "en",
+                  site: SiteInfo | None = None) -> ParsedArticle:
     """Parses one article's wikitext into its lead, sections and citation URLs.
 
     A redirect is returned with `is_redirect=True` and no text or citations, since it has no
@@ -203,6 +261,8 @@ def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
         title: The page title, with spaces or underscores.
         wikitext: The page source.
         lang: The Wikipedia language edition, used for the article URL.
+        site: The dump's ``<siteinfo>``: its local namespace names hide file and category
+            links (None: the canonical English names and a few others only).
     """
     title = normalize_title(title)
     url = article_url(title, lang)
@@ -221,6 +281,7 @@ def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
         # put raw markup into a training target, so the article comes back empty instead and
         # is dropped downstream like any article without a lead.
         return ParsedArticle(title, url, "", (), (), False, False)
+    hidden = hidden_namespaces(site)
     lead_nodes: list[Node] = []
     headed: list[tuple[Heading, list[Node]]] = []
     for node in code.nodes:
@@ -233,9 +294,10 @@ def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
 
     sections = tuple(
         Section(
-            title=" ".join(_clean_inline(_render(heading.title.nodes)).replace(_ITEM, " ").split()),
+            title=" ".join(
+                _clean_inline(_render(heading.title.nodes, hidden)).replace(_ITEM, " ").split()),
             level=heading.level,
-            text=_paragraphs(_render(body)),
+            text=_paragraphs(_render(body, hidden)),
         )
         for heading, body in headed
     )
@@ -251,13 +313,13 @@ def parse_article(title: str, wikitext: str, lang: str = "en") -> ParsedArticle:
     return ParsedArticle(
         title=title,
         url=url,
-        lead=_paragraphs(_render(lead_nodes)),
+        lead=_paragraphs(_render(lead_nodes, hidden)),
         sections=sections,
         citation_urls=tuple(citations),
         is_redirect=False,
-        is_disambiguation=_may_name_disambiguation(wikitext) and any(
-            _is_disambiguation(template.name) for template in code.ifilter_templates()
-        ),
+        is_disambiguation=bool(_DISAMBIGUATION_MAGIC.search(wikitext)) or (
+            _may_name_disambiguation(wikitext) and any(
+                _is_disambiguation(template.name) for template in code.ifilter_templates())),
     )
 
 
@@ -265,7 +327,10 @@ def _may_name_disambiguation(wikitext: str) -> bool:
     if "<!--" in wikitext:
         return True
     lowered = wikitext.lower()
-    return any(stem in lowered for stem in _DISAMBIGUATION_STEMS)
+    if any(stem in lowered for stem in _DISAMBIGUATION_STEMS):
+        return True
+    spaced = lowered.replace("_", " ")
+    return any(name in spaced for name in _LOCAL_DISAMBIGUATION_TEMPLATES)
 
 
 def article_url(title: str, lang: str = "en") -> str:
@@ -278,34 +343,34 @@ def article_url(title: str, lang: str = "en") -> str:
     return f"https://{lang}.wikipedia.org/wiki/{path}"
 
 
-def _render(nodes: list[Node]) -> str:
+def _render(nodes: list[Node], hidden: frozenset[str] = _HIDDEN_NAMESPACES) -> str:
     out: list[str] = []
-    _render_into(nodes, out)
+    _render_into(nodes, out, hidden)
     return "".join(out)
 
 
-def _render_into(nodes: list[Node], out: list[str]) -> None:
+def _render_into(nodes: list[Node], out: list[str], hidden: frozenset[str]) -> None:
     for node in nodes:
         if isinstance(node, Text):
             out.append(node.value)
         elif isinstance(node, Wikilink):
-            _render_wikilink(node, out)
+            _render_wikilink(node, out, hidden)
         elif isinstance(node, ExternalLink):
             if node.title is not None:
-                _render_into(node.title.nodes, out)
+                _render_into(node.title.nodes, out, hidden)
             elif not node.brackets:
                 # A bare URL in prose is shown as itself; `[http://x]` is shown as "[1]".
                 out.append(str(node.url))
         elif isinstance(node, Tag):
-            _render_tag(node, out)
+            _render_tag(node, out, hidden)
         elif isinstance(node, HTMLEntity):
             out.append(_entity_text(node))
         elif isinstance(node, Template):
-            _render_template(node, out)
+            _render_template(node, out, hidden)
         elif isinstance(node, Heading):
             # Only reachable for a heading nested in another node (e.g. an unclosed <div>).
             out.append("\n\n")
-            _render_into(node.title.nodes, out)
+            _render_into(node.title.nodes, out, hidden)
             out.append("\n\n")
         elif isinstance(node, (Comment, Argument)):
             # Comments and template arguments (`{{{1}}}`) render as nothing.
@@ -321,13 +386,15 @@ def _entity_text(node: HTMLEntity) -> str:
     return "\ufffd" if len(text) == 1 and 0xD800 <= ord(text) <= 0xDFFF else text
 
 
-def _render_wikilink(node: Wikilink, out: list[str]) -> None:
+def _render_wikilink(node: Wikilink, out: list[str], hidden: frozenset[str]) -> None:
     target = str(node.title).strip()
-    namespace, colon, _ = target.partition(":")
-    namespace = namespace.strip().lower()
+    namespace, colon, name = target.partition(":")
+    namespace = _namespace_key(namespace)
     if colon and (
-        namespace in _HIDDEN_NAMESPACES
+        namespace in hidden
         or _INTERLANGUAGE.match(target)
+        # a file under an alias of the file namespace (`[[画像:X.jpg]]`, `[[Hình:X.png]]`)
+        or (namespace and _MEDIA_FILE.search(name))
         # A namespaced link with options (`[[Lêer:X.jpg|thumb|links|Caption]]`) is a media link
         # in a namespace not listed above; ordinary links have at most one pipe.
         or (node.text is not None and "|" in str(node.text))
@@ -335,13 +402,13 @@ def _render_wikilink(node: Wikilink, out: list[str]) -> None:
         out.append(_GAP)
         return
     if node.text is not None and str(node.text).strip():
-        _render_into(node.text.nodes, out)
+        _render_into(node.text.nodes, out, hidden)
     else:
         # `[[:Category:X]]` is a visible link to a category, shown without the colon.
-        out.append(_render(node.title.nodes).lstrip(":"))
+        out.append(_render(node.title.nodes, hidden).lstrip(":"))
 
 
-def _render_tag(node: Tag, out: list[str]) -> None:
+def _render_tag(node: Tag, out: list[str], hidden: frozenset[str]) -> None:
     markup = node.wiki_markup
     if markup == _TABLE_MARKUP:
         return
@@ -356,10 +423,10 @@ def _render_tag(node: Tag, out: list[str]) -> None:
         out.append("\n" if name == "br" else "\n\n")
         return
     if node.contents is not None:
-        _render_into(node.contents.nodes, out)
+        _render_into(node.contents.nodes, out, hidden)
 
 
-def _render_template(node: Template, out: list[str]) -> None:
+def _render_template(node: Template, out: list[str], hidden: frozenset[str]) -> None:
     name = _template_name(node.name)
     if name in _CONSTANT_TEMPLATES:
         out.append(_CONSTANT_TEMPLATES[name])
@@ -369,7 +436,7 @@ def _render_template(node: Template, out: list[str]) -> None:
         key = str(_TEXT_TEMPLATES[name])
         for param in node.params:
             if str(param.name).strip() == key:
-                _render_into(param.value.nodes, out)
+                _render_into(param.value.nodes, out, hidden)
                 return
     else:
         out.append(_GAP)
@@ -452,7 +519,8 @@ def _template_name(name: Wikicode) -> str:
 
 def _is_disambiguation(name: Wikicode) -> bool:
     normalised = _template_name(name)
-    return normalised in _DISAMBIGUATION_TEMPLATES or normalised.endswith(" disambiguation")
+    return (normalised in _DISAMBIGUATION_TEMPLATES or normalised.endswith(" disambiguation")
+            or normalised in _LOCAL_DISAMBIGUATION_TEMPLATES)
 
 
 def _is_citation_template(name: str) -> bool:
@@ -496,6 +564,9 @@ def _collect_citations(
                 url = _citation_url(node)
                 if url is not None:
                     found.setdefault(url)
+            elif in_ref:
+                for url in _template_urls(node):
+                    found.setdefault(url)
             for param in node.params:
                 _collect_citations(
                     param.value.nodes, found, in_ref=in_ref, in_template=True, cite_bare=cite_bare
@@ -531,6 +602,44 @@ def _citation_url(template: Template) -> str | None:
     return _web_url(url) or _web_url(archive_url)
 
 
+# Words for "archive" in citation templates' parameter names (`archive-url`, `archiv-url`,
+# `urlarchivo`, `arquivourl`, `archiwum`, `архив`, `архів`, `مسار أرشيف`, `アーカイブ`,
+# `存档`, `url lưu trữ`, `arşivurl`): a parameter so named holds an archived copy, which a crawl
+# of the cited page would not have captured. Matched in the lowercased name.
+_ARCHIVE_WORDS = ("archiv", "arquiv", "archief", "archiw", "arkiv", "arhiv", "arşiv", "архив",
+                  "архів", "أرشيف", "بایگانی", "ארכיון", "アーカイブ", "存档", "存檔", "保存",
+                  "lưu trữ", "संग्रह")
+# A template so named links to an archived copy (`{{webarchive}}`, `{{Wayback}}`, `{{WebCite}}`).
+_ARCHIVE_TEMPLATE_WORDS = (*_ARCHIVE_WORDS, "wayback", "webcite")
+# Hosts of web archives: a URL there is an archived copy whatever the parameter's name
+# (`{{webarchive|url=https://web.archive.org/...}}`).
+_ARCHIVE_HOST = re.compile(
+    r"(?:https?:)?//(?:[^/?#]*\.)?(?:web\.archive\.org|archive\.(?:today|is|ph|li|vn|fo|md)|"
+    r"webcitation\.org|wayback\.archive-it\.org|webarchive\.[^/?#]+)(?:[:/?#]|$)",
+    re.IGNORECASE)
+
+
+def _template_urls(template: Template) -> list[str]:
+    """The cited URLs of a template inside a ``<ref>`` that is not a known citation template
+    (``{{Статья|ссылка=...}}``, ``{{استشهاد ويب|مسار=...}}``, ``{{url|...}}``): every
+    parameter, named or not, whose value is one http(s) URL, in order, leaving out archived
+    copies (by the parameter's name or the URL's host). Unlike a citation template's, an
+    archived copy is never taken as a fallback: beside a citation it is often a template of
+    its own (``{{webarchive}}``, ``{{Wayback}}``), whose every URL is left out."""
+    name = _template_name(template.name)
+    if any(word in name for word in _ARCHIVE_TEMPLATE_WORDS):
+        return []
+    urls: list[str] = []
+    for param in template.params:
+        url = _web_url(_plain_value(param.value))
+        if url is None:
+            continue
+        name = str(param.name).strip().lower()
+        if not _ARCHIVE_HOST.match(url) and not any(word in name for word in _ARCHIVE_WORDS):
+            urls.append(url)
+    return urls
+
+
 def _plain_value(value: Wikicode) -> str:
     """The source text of a parameter or link target without comments and templates.
 
@@ -546,8 +655,22 @@ def _plain_value(value: Wikicode) -> str:
     return "".join(parts).strip()
 
 
+# Where a URL ends: whitespace of any kind (`str.isspace`: the ideographic space U+3000, the
+# no-break spaces, U+2000-U+200A, the line and paragraph separators as well as ASCII's).
+_URL_END = re.compile(r"\s")
+
+
 def _web_url(url: str) -> str | None:
+    """An http(s) URL (protocol-relative ones as https), ending at the first whitespace.
+
+    MediaWiki ends a URL at whitespace of any kind (its URL class excludes ``\\p{Zs}``): in
+    ``https://x.jp/a\u3000「Title」`` the ideographic space U+3000 starts the text after the link,
+    and in ``url=https://x.org/ a b`` the link is ``https://x.org/``. mwparserfromhell ends a bare
+    URL at ASCII whitespace only, so every URL is cut here."""
     url = url.strip()
+    end = _URL_END.search(url)
+    if end is not None:
+        url = url[:end.start()]
     if url.startswith("//"):
         url = "https:" + url
     if url.lower().startswith(("http://", "https://")) and len(url) > len("https://"):

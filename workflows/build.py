@@ -81,18 +81,20 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     checks.input_files([path for path in args.cc_columnar_index or [] if "://" not in path],
                        "--cc-columnar-index", "build")
     claim_parts(ingest_dir, vocab_path, data_dir)
+    lang = ingest_cmd.article_language(args, "build")  # once, for every ingest of the build
     steps = buildsteps.Steps(args.out)
     total = 3 + (2 + len(routes) if routes else 0)
     step = iter(range(1, total + 1))
     try:
         fetched: dict[str, str] = {}
         if routes:
-            fetched = fetch_missing(args, options, routes, steps, step, total)
+            fetched = fetch_missing(args, options, routes, steps, step, total, lang)
             if fetched is None:
                 return 1
         warc = tuple(args.warc) + tuple(FileSystems.join(d, "warc", "*.warc.gz")
                                          for d in fetched.values())
-        config = dataclasses.replace(ingest_cmd.config_from_args(args, ingest_dir), warc=warc)
+        config = dataclasses.replace(
+            ingest_cmd.config_from_args(args, ingest_dir, lang, "build"), warc=warc)
         summary = run_ingest(config, options, steps, "ingest",
                              f"build [{next(step)}/{total}] ingest")
         progress.say(ingest_cmd.format_summary(summary, ingest_dir))
@@ -113,7 +115,8 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         hint = ingest_cmd.missing_hint(summary, ingest_dir, "build", fetched=bool(routes))
         if hint:
             print(hint, file=sys.stderr)
-        fp = buildsteps.fingerprint((args.max_texts, args.vocab_size, steps.done.get("ingest")))
+        fp = buildsteps.fingerprint((args.max_texts, args.vocab_size, lang,
+                                     steps.done.get("ingest")))
         if steps.is_done("vocab", fp, vocab_path):
             progress.say(f"build [{next(step)}/{total}] vocab: done ({vocab_path})")
         else:
@@ -121,7 +124,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
             steps.forget("vocab")
             with ownership.guarded("vocab", [ownership.Output("--out", vocab_path, "file")]):
                 vocab.train_vocab(vocab.training_texts(ingest_dir, args.max_texts), vocab_path,
-                                  args.vocab_size)
+                                  args.vocab_size, lang=lang)
             steps.finish("vocab", fp)
         fp = buildsteps.fingerprint((args.train_learned, args.learned, args.learned_articles,
                                      args.model_inputs, args.rank_shards,
@@ -230,11 +233,12 @@ def run_ingest(config, options, steps, name: str, what: str) -> dict:
     return summary
 
 
-def fetch_missing(args, options, routes, steps, step, total) -> dict[str, str] | None:
-    """Ingest the given inputs to learn which references are missing, then fetch those from
-    Common Crawl (cc) and what is still missing from the live web (crawl), each into
-    OUT/fetch/ROUTE. Returns {route: its folder}; None when the network failed a route whole
-    (the reason printed)."""
+def fetch_missing(args, options, routes, steps, step, total, lang: str
+                  ) -> dict[str, str] | None:
+    """Ingest the given inputs (articles in ``lang``) to learn which references are missing,
+    then fetch those from Common Crawl (cc) and what is still missing from the live web
+    (crawl), each into OUT/fetch/ROUTE. Returns {route: its folder}; None when the network
+    failed a route whole (the reason printed)."""
     from apache_beam.io.filesystems import FileSystems
 
     from wikisum.core import ownership
@@ -250,7 +254,7 @@ def fetch_missing(args, options, routes, steps, step, total) -> dict[str, str] |
         except ownership.NotOurs as exc:
             raise SystemExit(f"wikisum build: {exc}") from None
         ownership.claim_dir(folder, command)
-    config = ingest_cmd.config_from_args(args, first)
+    config = ingest_cmd.config_from_args(args, first, lang, "build")
     run_ingest(config, options, steps, "ingest-missing",
                          f"build [{next(step)}/{total}] ingest (to find missing references)")
     lists = [FileSystems.join(first, name) for name in ingest.MISSING_FILES.values()]
@@ -394,7 +398,9 @@ def dry_run(args, options, ingest_dir: str, vocab_path: str, data_dir: str) -> i
     from wikisum.pipeline import ingest, rank
 
     try:
-        ingest_config = ingest_cmd.config_from_args(args, ingest_dir)
+        ingest_config = ingest_cmd.config_from_args(
+            args, ingest_dir, ingest_cmd.article_language(args, "build", read_dump=False),
+            "build")
         ingest.run(ingest_config, options)
         print(f"wikisum build: the vocabulary would be trained here, between the jobs -> "
               f"{vocab_path}")

@@ -7,6 +7,7 @@ import logging
 import sys
 
 from wikisum.core import progress
+from wikisum.core.language import primary_subtag
 from wikisum.pipeline.clones import CLONE_MEASURES
 from wikisum.pipeline.ingest.config import (
     ARTICLE_OUTCOMES,
@@ -18,6 +19,9 @@ from wikisum.pipeline.ingest.config import (
     IngestConfig,
 )
 from wikisum.workflows import checks
+
+log = logging.getLogger("wikisum.ingest")
+DEFAULT_LANG = "en"  # the articles' language where neither --lang nor the dump names one
 
 HELP = "Beam job: Wikipedia dump + WARC/WET captures -> clone-filtered article shards"
 DESCRIPTION = """\
@@ -91,7 +95,10 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                       type=checks.count(1, 100_000), default=IngestConfig.num_shards,
                       metavar="N",
                       help="article shards to write (default: %(default)s)")
-    p.add_argument("--lang", default="en", help="Wikipedia language code (default: %(default)s)")
+    p.add_argument("--lang", metavar="CODE",
+                   help="the articles' language, a Wikipedia language code (default: the one "
+                        "the first dump's <siteinfo> names, jawiki -> ja; en where it names "
+                        "none)")
     p.add_argument("--max-page-bytes", type=checks.byte_size(1),
                    default=CleanConfig.max_page_bytes, metavar="SIZE",
                    help="captures larger than this are dropped as too_large "
@@ -195,8 +202,45 @@ def missing_hint(summary: dict, out: str, command: str, fetched: bool = False) -
             "--warc 'CC/warc/*.warc.gz' (`wikisum crawl` fetches what Common Crawl lacks)")
 
 
-def config_from_args(args, out: str | None = None):
-    """The job's :class:`wikisum.pipeline.ingest.IngestConfig`."""
+def article_language(args, command: str, read_dump: bool = True) -> str:
+    """The articles' language: --lang, else the language of the first dump's ``<siteinfo>``
+    (its dbname, :func:`wikisum.pipeline.dumps.dbname_language`; else the root's
+    ``xml:lang``), else "en", said in a log line. A --lang that disagrees with the dump is kept,
+    with a warning. ``read_dump`` False (a dry run, which reads no input) takes --lang or "en".
+    """
+    given = (args.lang or "").strip()
+    site = path = None
+    if args.wiki and read_dump:
+        from wikisum.pipeline.ingest.articles import dump_siteinfo
+        try:
+            path, site = dump_siteinfo(args.wiki)
+        except OSError as exc:  # Beam's BeamIOError too; the job names the error again
+            log.warning("the first dump's <siteinfo> could not be read (%s)", exc)
+    found = site.language if site is not None else None
+    if given:
+        if found and found != given.lower().replace("_", "-") and \
+                primary_subtag(found) != primary_subtag(given):
+            print(f"wikisum {command}: warning: --lang {given}, but {path} is "
+                  f"{site.dbname or 'xml:lang ' + str(site.xml_lang)} ({found}): its articles "
+                  f"are taken as {given}", file=sys.stderr)
+        return given
+    if found:
+        log.info("the articles' language: %s (%s's <siteinfo>, %s)", found, path,
+                 site.dbname or f"xml:lang {site.xml_lang}")
+        return found
+    if args.wiki:
+        why = ("a dry run reads no dump" if not read_dump else
+               f"{path or 'the first dump'} names no language (no <siteinfo> dbname or "
+               "xml:lang)")
+        log.warning("%s: the articles are taken as %s (--lang sets their language)", why,
+                    DEFAULT_LANG)
+    return DEFAULT_LANG
+
+
+def config_from_args(args, out: str | None = None, lang: str | None = None,
+                     command: str = "ingest"):
+    """The job's :class:`wikisum.pipeline.ingest.IngestConfig`; ``lang``, the articles'
+    language, is :func:`article_language`'s where not given."""
     from wikisum.pipeline import language
 
     if not 0.0 <= args.clone_threshold <= 1.0:
@@ -215,16 +259,18 @@ def config_from_args(args, out: str | None = None):
         raise SystemExit("wikisum ingest: the articles are missing: give --wiki DUMP (a "
                          "pages-articles dump) or --t2t-wiki-content GLOB (tensor2tensor's "
                          "released wiki_content TFRecords)")
+    if lang is None:
+        lang = article_language(args, command)
     attach = AttachConfig(
         clone_threshold=args.clone_threshold, clone_measure=args.clone_measure,
-        article_lang=args.lang, lang=args.reference_lang,
+        article_lang=lang, lang=args.reference_lang,
         dedup=None if args.dedup == "off" else DedupConfig(
             threshold=args.near_duplicate_threshold, near=args.dedup == "near"))
     return IngestConfig(
         wiki=tuple(args.wiki), out=out or args.out, warc=tuple(args.warc), wet=tuple(args.wet),
         search_results=args.search_results, t2t_content=tuple(args.t2t_wiki_content),
         t2t_urls=tuple(args.t2t_wiki_urls),
-        num_shards=args.num_shards, lang=args.lang, max_article_bytes=args.max_article_bytes,
+        num_shards=args.num_shards, lang=lang, max_article_bytes=args.max_article_bytes,
         attach=attach,
         clean=CleanConfig(max_page_bytes=args.max_page_bytes, timeout_s=args.page_timeout,
                           min_words=args.min_words,
@@ -238,10 +284,11 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     from wikisum.pipeline import beamio, ingest
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
-    config = config_from_args(args)
     options = PipelineOptions(beam_argv or [])
-    if not beamio.is_dry_run(options):  # a dry run touches no filesystem
-        check_inputs(args, config.out, "ingest")
+    dry = beamio.is_dry_run(options)
+    if not dry:  # a dry run touches no filesystem
+        check_inputs(args, args.out, "ingest")
+    config = config_from_args(args, lang=article_language(args, "ingest", read_dump=not dry))
     try:
         with watch(config, options):
             summary = ingest.run(config, options)

@@ -15,6 +15,11 @@ vocabulary, on a deterministic sample of the train split's leads and reference p
 (the --max-texts texts with the smallest stable hash: memory is bounded whatever the corpus).
 The model reserves <pad>=0, <unk>=1, <s>=2, </s>=3 and the separators <t> (after the title in
 a model input) and <sep> (between input and target in decoder-only models).
+The trainer suits the language's script (--lang; default: the language the ingest output
+records, else told from the text): character coverage 0.9995 for languages with a rich
+character set (Chinese, Japanese, Korean), 1.0 for the others, as sentencepiece advises; with
+byte fallback (from --vocab-size 2048 on, unless told) a character that is not a piece is
+spelled as its UTF-8 bytes, so that no letter becomes <unk>.
 Input: --data, the --out directory of `wikisum ingest`. Output: MODEL (a .model file).
 """
 
@@ -32,6 +37,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-texts", type=checks.count(1), default=vocab_config.DEFAULT_MAX_TEXTS,
                    metavar="N",
                    help="texts sampled for training (default: %(default)s)")
+    p.add_argument("--lang", metavar="CODE",
+                   help="the text's language, which chooses the character coverage (default: "
+                        "the ingest output's; else told from the text's script)")
+    p.add_argument("--byte-fallback", action=argparse.BooleanOptionalAction, default=None,
+                   help="spell characters that are not pieces as UTF-8 byte pieces (256 "
+                        "pieces) instead of <unk> (default: on from --vocab-size "
+                        f"{vocab_config.BYTE_FALLBACK_MIN_SIZE})")
     p.set_defaults(func=run)
 
 
@@ -42,11 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if args.vocab_size < 16:
         raise SystemExit("wikisum vocab: --vocab-size must be at least 16")
     checks.ingest_output(args.ingest_dir, "--data", "vocab")
+    lang = (args.lang or "").strip() or vocab.ingest_language(args.ingest_dir)
     try:
         texts = vocab.training_texts(args.ingest_dir, args.max_texts)
+        ids = vocab.train_vocab(texts, args.out, args.vocab_size, lang=lang,
+                                byte_fallback=args.byte_fallback)
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"wikisum vocab: {exc}") from exc
-    ids = vocab.train_vocab(texts, args.out, args.vocab_size)
     sp = vocab.load(args.out)
     print(f"vocab: {sp.get_piece_size()} pieces from {len(texts)} texts -> {args.out} "
           f"(<t>={ids.title_sep}, <sep>={ids.sep})")

@@ -84,11 +84,17 @@ def test_decode_and_evaluate_a_run(trained, tmp_path, capsys):
     examples = list(read_examples(Dataset(str(data)), "test", "tfidf", "combined", 64))
     examples = [ex for ex in examples if ex.targets][:3]
     assert [r["id"] for r in records] == [ex.id for ex in examples]
+    dataset = Dataset(str(data))
+    leads = {row["id"]: row["lead"] for row in dataset.rows("test", ["id", "lead"])}
+    lang = dataset.info.get("language")
     for record, ex in zip(records, examples, strict=True):
+        # each record in the dataset's language, where dataset.json names one
         assert set(record) == {"id", "title", "prediction", "reference", "reference_nll",
-                               "reference_tokens"}
+                               "reference_tokens", *(["lang"] if lang else [])}
+        assert record.get("lang") == lang
         assert record["title"] == ex.title
-        assert record["reference"] == loaded.tokenizer.decode(ex.targets)
+        # the reference is the dataset's lead text, not its ids decoded back
+        assert record["reference"] == " ".join(leads[ex.id].split())
         assert record["reference_tokens"] == len(ex.targets) + 1  # </s> included
         with torch.no_grad():
             out = loaded.model(to_batch([prepare(ex, 3, Counter())]))
