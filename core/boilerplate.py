@@ -242,6 +242,7 @@ _BARS = re.compile(r"[|•·¦]")
 _MAX_ITEM_WORDS = 4
 
 _WORD = re.compile(r"[^\W_]+")
+_NON_ASCII_LETTER = re.compile(r"[^\x00-\x7f\W\d_]")  # a letter (or digit) beyond ASCII
 
 # --- Other scripts -------------------------------------------------------------------------
 # The furniture of the largest Wikipedias written in other scripts, and Vietnamese: Russian,
@@ -415,7 +416,9 @@ def boilerplate_reason(line: str) -> str | None:
     """
     text = line.strip(_DECORATION)
     lowered = text.lower()
-    ascii_line = lowered.isascii()
+    # A line whose letters are all ASCII (curly quotes and dashes aside) is split as it always
+    # was, and only the Latin rules can apply to it.
+    ascii_line = lowered.isascii() or _NON_ASCII_LETTER.search(lowered) is None
     if ascii_line:
         if len(lowered) <= _LONG_LINE:
             tokens = _WORD.findall(lowered)

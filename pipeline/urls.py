@@ -8,8 +8,6 @@ import re
 import unicodedata
 from urllib.parse import parse_qs, unquote, unquote_to_bytes, urlsplit, urlunsplit
 
-import idna
-
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # RFC 3986 section 2.3: escapes of these characters are equivalent to the characters themselves.
@@ -158,6 +156,8 @@ def _idn_host(host: str) -> str | None:
 def _idn_label(label: str) -> str | None:
     """One label's A-label, or None. A label whose mapping holds a full stop (IDNA 2003 maps
     "⒈" to "1.") is refused: it would be two labels, and not the same name written again."""
+    import idna  # only for hosts that are not ASCII: the command line's imports stay light
+
     try:
         encoded = idna.encode(label, uts46=True, transitional=False,
                               std3_rules=False).decode("ascii").lower()

@@ -218,7 +218,9 @@ def test_whole_articles_are_shown_by_section(tmp_path):
 def test_input_paragraphs_from_the_records(tmp_path):
     files = {"a": write(tmp_path / "a.jsonl", rows(0, [7], input=["p1", "p2", "p3", "p4"]))}
     _, data, _ = made(tmp_path, "in", files, kind="quality", sample=1, show=("input",))
-    assert data["examples"][0] == {"title": "Article 7", "input": ["p1", "p2", "p3"]}
+    # the example's direction comes from its text where the records name no language
+    assert data["examples"][0] == {"title": "Article 7", "dir": "ltr",
+                                   "input": ["p1", "p2", "p3"]}
 
 
 def write_dataset(folder: Path) -> None:
