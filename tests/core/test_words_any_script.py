@@ -24,6 +24,13 @@ def test_scripts_without_spaces_are_segmented_into_words():
     assert "".join(words("𠮷野家で食べた")) == "𠮷野家で食べた"
 
 
+def test_composed_and_decomposed_text_give_the_same_words():
+    assert words("cafe\u0301 Ha\u0300 No\u0323\u0302i") == words("café Hà Nội") == [
+        "café", "hà", "nội"]
+    # Burmese with its asat stored before the dot below (the reverse of the canonical order)
+    assert words("ခွင\u103a\u1037") == words("ခွင\u1037\u103a")
+
+
 def test_marks_and_joiners_stay_inside_words():
     assert words("हिन्दी भारत की राजभाषा है।") == ["हिन्दी", "भारत", "की", "राजभाषा", "है"]
     assert words("می‌خواهم") == ["می\u200cخواهم"]  # Persian's zero-width non-joiner
