@@ -111,18 +111,18 @@ def _astral_word_pattern() -> re.Pattern[str]:
 def words(text: str) -> list[str]:
     """Lowercased word tokens of text in any script: runs of Unicode letters, digits and the
     marks inside words, split on everything else (underscores included), and runs of a script
-    written without spaces split into ICU's words. Text is put in Unicode's composed form (NFC)
-    first, so that a letter and its marks stored in another order or decomposed give the same
-    word."""
+    written without spaces split into ICU's words (after putting the text in Unicode's composed
+    form, NFC, so that marks stored in another order give the same word)."""
     text = text.lower()
     if text.isascii():  # no marks, no script without spaces: the plain pattern
         return _ASCII_WORD.findall(text)
-    if not unicodedata.is_normalized("NFC", text):  # "é" as one character or as e + accent
-        text = unicodedata.normalize("NFC", text)
     if "_" in text:
         text = text.replace("_", " ")
     if not language.needs_dictionary_or_astral(text):
         return _word_pattern().findall(text)
+    # ICU's dictionaries know composed text: Burmese marks stored out of canonical order would
+    # cut a syllable in two.
+    text = unicodedata.normalize("NFC", text)
     pattern = _astral_word_pattern() if language.has_astral(text) else _word_pattern()
     out: list[str] = []
     for token in pattern.findall(text):
