@@ -118,14 +118,21 @@ def words(text: str) -> list[str]:
         return _ASCII_WORD.findall(text)
     if "_" in text:
         text = text.replace("_", " ")
-    if not language.needs_dictionary_or_astral(text):
-        return _word_pattern().findall(text)
+    tokens = _word_pattern().findall(text)
+    # Typographic quotes and dashes leave every word ASCII: one join, no scan of the text.
+    # Otherwise a scan of the words alone says whether a script ICU segments is there.
+    joined = "".join(tokens)
+    if joined.isascii() or not language.needs_dictionary_or_astral(joined):
+        return tokens
     # ICU's dictionaries know composed text: Burmese marks stored out of canonical order would
     # cut a syllable in two.
-    text = unicodedata.normalize("NFC", text)
-    pattern = _astral_word_pattern() if language.has_astral(text) else _word_pattern()
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+        tokens = _word_pattern().findall(text)
+    if language.has_astral(joined):
+        tokens = _astral_word_pattern().findall(text)
     out: list[str] = []
-    for token in pattern.findall(text):
+    for token in tokens:
         if language.needs_dictionary(token):
             out.extend(language.segment(token))
         else:
