@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from wikisum.pipeline.articles import page_to_article
-from wikisum.pipeline.dumps import SiteInfo, dbname_language, iter_pages, read_siteinfo
+from wikisum.pipeline.dumps import SiteInfo, iter_pages, read_siteinfo
 from wikisum.pipeline.ingest.articles import dump_siteinfo
 
 HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
@@ -45,21 +45,7 @@ def dump(dbname: str | None = "ukwiki", xml_lang: str = "uk", pages: str = PAGE)
             ).encode()
 
 
-@pytest.mark.parametrize(("dbname", "code"), [
-    ("jawiki", "ja"), ("ukwiki", "uk"), ("viwiki", "vi"), ("enwiki", "en"), ("arwiki", "ar"),
-    ("hiwiki", "hi"), ("zhwiki", "zh"), ("zh_yuewiki", "zh-yue"), ("simplewiki", "en"),
-    ("be_x_oldwiki", "be-tarask"), ("nowiki", "no"), ("alswiki", "gsw"),
-    ("zh_min_nanwiki", "nan"), ("zh_classicalwiki", "lzh"), ("frwiktionary", "fr"),
-    ("dewikisource", "de"), (" JAWIKI ", "ja"),
-])
-def test_a_dbname_names_its_wikis_language(dbname, code):
-    assert dbname_language(dbname) == code
-
-
-@pytest.mark.parametrize("dbname", ["commonswiki", "wikidatawiki", "metawiki", "specieswiki",
-                                    "wiki", "", None, "jawikix", "enwiki<script>"])
-def test_a_dbname_of_no_language_edition_names_none(dbname):
-    assert dbname_language(dbname) is None
+# The dbname table itself: tests/pipeline/test_dump_siteinfo.py.
 
 
 def test_read_siteinfo_reads_dbname_namespaces_and_xml_lang():
