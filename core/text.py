@@ -90,22 +90,28 @@ def _mark_ranges(first: int, last: int) -> str:
 
 
 @functools.cache
+def _word_rest() -> str:
+    r"""What a word runs on over after its first character, as a regex: letters, digits, the
+    combining marks of the Basic Multilingual Plane and the joiners. The class of marks is read
+    from the Unicode database on first use (about 20 ms), which importing this module should
+    not pay. With underscores replaced by spaces first, `\w` is "a letter or digit" here."""
+    return f"[\\w{_mark_ranges(0x300, 0xFFFF)}{_JOINERS}]*"
+
+
+@functools.cache
 def _word_pattern() -> re.Pattern[str]:
-    """The word pattern for text within the Basic Multilingual Plane, built on first use: its
-    class of combining marks is read from the Unicode database (about 20 ms), which importing
-    this module should not pay. A class of BMP characters alone is matched in constant time
-    per character, so this pattern is as fast as the plain one."""
-    # With underscores replaced by spaces first, `\w` is "a letter or digit" here.
-    return re.compile(f"[^\\W_][\\w{_mark_ranges(0x300, 0xFFFF)}{_JOINERS}]*")
+    """The word pattern for text within the Basic Multilingual Plane. A class of BMP
+    characters alone is matched in constant time per character, so this pattern is as fast as
+    the plain one."""
+    return re.compile(f"[^\\W_]{_word_rest()}")
 
 
 @functools.cache
 def _astral_word_pattern() -> re.Pattern[str]:
     """The word pattern for text with characters beyond the BMP (Adlam, Chakma, Sharada, CJK
     extension B, ...): their marks too, in a second class tried at a word's end."""
-    bmp = f"[\\w{_mark_ranges(0x300, 0xFFFF)}{_JOINERS}]*"
     astral = _mark_ranges(0x10000, 0x1FFFF) + _mark_ranges(0xE0100, 0xE01EF)
-    return re.compile(f"[^\\W_]{bmp}(?:[{astral}]{bmp})*")
+    return re.compile(f"[^\\W_]{_word_rest()}(?:[{astral}]{_word_rest()})*")
 
 
 def words(text: str) -> list[str]:

@@ -81,10 +81,7 @@ def rouge_warnings(predictions: Sequence[str], references: Sequence[str],
     the references concerned (:meth:`wikisum.core.rouge.Coverage.warnings`); [] when
     nothing."""
     _check_pairs(predictions, references)
-    coverage = multilingual.Coverage()
-    for i, reference in enumerate(references):
-        coverage.add(reference, _lang_of(langs, i))
-    return coverage.warnings()
+    return multilingual.coverage_warnings(references, langs)
 
 
 def _mean(per_example: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:

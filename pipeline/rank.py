@@ -135,15 +135,6 @@ def output_globs(out: str) -> list[str]:
                FileSystems.join(out, card.CARD), FileSystems.join(out, DATASET)])
 
 
-def ingest_language(ingest_dir: str) -> str | None:
-    """The articles' language: the ingest's (its summary.json's ``options.lang``); None
-    where the summary does not say."""
-    try:
-        return outputs.read_summary(ingest_dir).get("options", {}).get("lang")
-    except (OSError, ValueError):
-        return None
-
-
 def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dict:
     """dataset.json: what the committed shards hold, and the job's accounting (``stages``,
     :mod:`~wikisum.core.accounting`) from its tallies ``counts``."""
@@ -166,7 +157,7 @@ def dataset_info(config: RankConfig, staged: list[Staged], sp, counts=()) -> dic
         corpora=list(config.corpora), learned=config.learned, num_shards=config.num_shards,
         rows=rows, errors=errors, source=config.ingest_dir, inputs=list(config.inputs),
         input_rows=input_rows, stages=accounting.stages(counts, [RANK]),
-        targets=list(config.targets), language=ingest_language(config.ingest_dir),
+        targets=list(config.targets), language=vocab.ingest_language(config.ingest_dir),
         **({"corpora_note": T2T_LISTS_NOTE} if tuple(config.corpora) == ("combined",) else {}))
 
 

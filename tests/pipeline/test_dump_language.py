@@ -1,12 +1,11 @@
-"""The dump's language: <siteinfo>'s dbname (or the root's xml:lang) read from the head of the
-first dump, mapped to a language code; `ingest --lang` defaults to it; the real truncated
-Japanese, Ukrainian and Vietnamese dumps read in their own language."""
+"""The dump's language as the launcher reads it (the head of the first dump, in every
+compression) and as a whole `wikisum ingest` records it: --lang defaults to it, a disagreeing
+--lang is kept with a warning, a dump naming none is English with a log line."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import lzma
 import re
 import subprocess
@@ -14,8 +13,6 @@ import sys
 
 import pytest
 
-from wikisum.pipeline.articles import page_to_article
-from wikisum.pipeline.dumps import SiteInfo, iter_pages, read_siteinfo
 from wikisum.pipeline.ingest.articles import dump_siteinfo
 
 HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
@@ -45,13 +42,7 @@ def dump(dbname: str | None = "ukwiki", xml_lang: str = "uk", pages: str = PAGE)
             ).encode()
 
 
-# The dbname table itself: tests/pipeline/test_dump_siteinfo.py.
-
-
-def test_read_siteinfo_reads_dbname_namespaces_and_xml_lang():
-    site = read_siteinfo(io.BytesIO(dump()))
-    assert site == SiteInfo("ukwiki", ((6, "Файл"), (14, "Категорія")), "uk")
-    assert site.language == "uk" and site.names(14) == ("Категорія",)
+# The dbname table and read_siteinfo itself: tests/pipeline/test_dump_siteinfo.py.
 
 
 @pytest.mark.parametrize(("suffix", "compress"), [
@@ -60,39 +51,6 @@ def test_the_launcher_reads_a_dump_compressed_as_the_job_does(tmp_path, suffix, 
     (tmp_path / f"w.xml{suffix}").write_bytes(compress(dump("viwiki", "vi")))
     path, site = dump_siteinfo([str(tmp_path / f"w.xml{suffix}")])
     assert path.endswith(f"w.xml{suffix}") and site.language == "vi"
-
-
-def test_read_siteinfo_stops_at_the_first_page():
-    class Counting(io.BytesIO):
-        read_bytes = 0
-
-        def read(self, n=-1):
-            data = super().read(n)
-            Counting.read_bytes += len(data)
-            return data
-
-    pages = PAGE * 2000  # ~ 300 KB
-    stream = Counting(dump(pages=pages))
-    assert read_siteinfo(stream).dbname == "ukwiki"
-    assert Counting.read_bytes < 100_000
-
-
-def test_without_siteinfo_the_root_xml_lang_or_nothing():
-    site = read_siteinfo(io.BytesIO(dump(dbname=None, xml_lang="de")))
-    assert site == SiteInfo(None, (), "de") and site.language == "de"
-    assert read_siteinfo(io.BytesIO(b"<mediawiki>" + PAGE.encode())) is None
-    for junk in (b"", b"not xml at all", b"\x00\xff" * 100, lzma.compress(dump())[:40]):
-        assert read_siteinfo(io.BytesIO(junk)) is None
-
-
-def test_iter_pages_hands_over_the_siteinfo_before_the_pages():
-    seen: list = []
-    pages = list(iter_pages(io.BytesIO(dump()), on_siteinfo=seen.append))
-    assert [p.title for p in pages] == ["Київ"]
-    assert seen == [SiteInfo("ukwiki", ((6, "Файл"), (14, "Категорія")), "uk")]
-    article = page_to_article(pages[0], "d.xml", "uk", seen[0])
-    assert article.lead == "Київ — столиця."
-    assert article.url == "https://uk.wikipedia.org/wiki/%D0%9A%D0%B8%D1%97%D0%B2"
 
 
 def test_dump_siteinfo_reads_the_first_matched_dump(tmp_path):

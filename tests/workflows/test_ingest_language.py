@@ -96,9 +96,10 @@ def test_a_dry_run_reads_no_dump(tmp_path, caplog):
     assert "dry run" in caplog.text
 
 
-def test_rank_reads_the_articles_language_from_the_ingest_output(tmp_path):
-    from wikisum.pipeline import rank
+def test_the_articles_language_is_read_back_from_the_ingest_output(tmp_path):
+    # what `wikisum rank` writes into dataset.json (the real dumps' builds check it end to end)
+    from wikisum.core import vocab
 
     (tmp_path / "summary.json").write_text(json.dumps({"options": {"lang": "vi"}}))
-    assert rank.ingest_language(str(tmp_path)) == "vi"
-    assert rank.ingest_language(str(tmp_path / "missing")) is None
+    assert vocab.ingest_language(str(tmp_path)) == "vi"
+    assert vocab.ingest_language(str(tmp_path / "missing")) is None
