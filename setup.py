@@ -60,6 +60,9 @@ PIPELINE = [
     "matplotlib>=3.8",
     # Internationalised host names in URL keys (IDNA 2008 with UTS #46, as browsers resolve).
     "idna>=3.4",
+    # The local search index of `wikisum search-index` / `search`: BM25 shards built in a set
+    # amount of memory and searched memory-mapped (docs/search.md says why over bm25s).
+    "tantivy>=0.27",
 ]
 EXTRAS = {
     "pipeline": PIPELINE,
@@ -90,6 +93,8 @@ EXTRAS = {
         # Reference implementations the benchmarks compare against (extractors; MinHash).
         "sumy>=0.11",
         "datasketch>=1.6",
+        # The search index's peer (bench/search.py: recall, speed, memory).
+        "bm25s>=0.2",
         # A test loads a build with it.
         "datasets>=2.16",
         # Drives Debian's chromium (never a downloaded browser) in the tests that open the

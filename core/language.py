@@ -142,9 +142,12 @@ def _available_algorithms() -> frozenset[str]:
     return frozenset(Stemmer.algorithms())
 
 
-def stemmer_name(lang: str | None) -> str | None:
-    """The Snowball algorithm that stems ``lang``'s words, or None where Snowball has none."""
-    name = _SNOWBALL.get(primary_subtag(lang) or "")
+def stemmer_name(lang: str | None, english: str = "porter") -> str | None:
+    """The Snowball algorithm that stems ``lang``'s words, or None where Snowball has none.
+    English is Porter's stemmer, as rouge-score stems it; ``english="english"`` gives
+    Snowball's own English stemmer (Porter2) instead, as the search index uses."""
+    primary = primary_subtag(lang) or ""
+    name = english if primary == "en" else _SNOWBALL.get(primary)
     return name if name is not None and name in _available_algorithms() else None
 
 
@@ -158,10 +161,11 @@ class _Stemmers(threading.local):
 _stemmers = _Stemmers()
 
 
-def stemmer(lang: str | None) -> Callable[[list[str]], list[str]] | None:
+def stemmer(lang: str | None, english: str = "porter"
+            ) -> Callable[[list[str]], list[str]] | None:
     """A function that stems a list of ``lang``'s lowercased words, or None where Snowball has
-    no stemmer for it."""
-    name = stemmer_name(lang)
+    no stemmer for it (``english``: as in :func:`stemmer_name`)."""
+    name = stemmer_name(lang, english)
     if name is None:
         return None
 

@@ -28,6 +28,11 @@ Run the three stage-one jobs in sequence with one set of options:
 The trainers read OUT/data (pipeline.loader.Dataset), or OUT itself. Shards: --ingest-shards
 article shards in OUT/ingest, --shards training shards per split in OUT/data.
 
+With --search local:INDEX (a `wikisum search-index` output) or --search ENGINE (a web search
+API: google, brave, searxng), the dump's titles are searched first (`wikisum search`, into
+OUT/search/results.jsonl) and the results join the articles as their search-result references,
+the paper's second half of the corpus beside the citations.
+
 With --fetch-missing cc[,crawl], the references no --warc/--wet file holds are fetched first:
 
   OUT/fetch/ingest  an ingest of the given inputs (missing_urls.txt, missing_search_urls.txt)
@@ -54,6 +59,7 @@ def add_parser(subparsers) -> None:
                    help="texts sampled to train the vocabulary (default: %(default)s)")
     p.add_argument("--no-learned", dest="train_learned", action="store_false",
                    help="do not fit the learned extractor")
+    add_search_arguments(p)
     add_fetch_arguments(p)
     rank_cmd.add_arguments(p)
     p.set_defaults(func=run, beam_args=True, train_learned=True)
@@ -76,6 +82,7 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     if dry:
         return dry_run(args, options, ingest_dir, vocab_path, data_dir)
     routes = fetch_routes(args)
+    search = search_source(args)
     ingest_cmd.check_inputs(args, args.out, "build")
     rank_cmd.check_learned(args, "build")
     checks.input_files([path for path in args.cc_columnar_index or [] if "://" not in path],
@@ -83,9 +90,14 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
     claim_parts(ingest_dir, vocab_path, data_dir)
     lang = ingest_cmd.article_language(args, "build")  # once, for every ingest of the build
     steps = buildsteps.Steps(args.out)
-    total = 3 + (2 + len(routes) if routes else 0)
+    total = 3 + (2 + len(routes) if routes else 0) + (1 if search else 0)
     step = iter(range(1, total + 1))
     try:
+        if search:
+            args.search_results = run_search(args, search, options, steps,
+                                             f"build [{next(step)}/{total}] search")
+            if args.search_results is None:
+                return 1
         fetched: dict[str, str] = {}
         if routes:
             fetched = fetch_missing(args, options, routes, steps, step, total, lang)
@@ -155,6 +167,79 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
 
 
 ROUTES = ("cc", "crawl")
+SEARCH_ENGINES = ("google", "brave", "searxng")
+
+
+def add_search_arguments(p) -> None:
+    g = p.add_argument_group(
+        "search results (--search)",
+        "Search the dump's titles before ingest (`wikisum search`) and join the results as "
+        "the articles' search-result references (OUT/search/results.jsonl).")
+    g.add_argument("--search", metavar="SOURCE",
+                   help="local:INDEX, an index built by `wikisum search-index`, or a web search "
+                        f"API: {', '.join(SEARCH_ENGINES)} (its key from the environment: "
+                        "docs/web-search.md)")
+    g.add_argument("--search-arg", action="append", default=[], metavar="ARG",
+                   help="an option passed on to `wikisum search` (repeatable), e.g. "
+                        "--search-arg=--k=5 or --search-arg=--endpoint=URL")
+
+
+def search_source(args) -> tuple[str, str] | None:
+    """--search as ("local", INDEX) or ("engine", NAME); None without it; a usage error for
+    anything else."""
+    if not args.search:
+        if args.search_arg:
+            raise SystemExit("wikisum build: --search-arg needs --search")
+        return None
+    if args.search_results:
+        raise SystemExit("wikisum build: give --search (search here) or --search-results "
+                         "(results made before), not both")
+    if not args.wiki:
+        raise SystemExit("wikisum build: --search searches the titles of a dump: give --wiki")
+    kind, _, value = args.search.partition(":")
+    if kind == "local" and value:
+        return "local", value
+    if args.search in SEARCH_ENGINES:
+        return "engine", args.search
+    raise SystemExit(f"wikisum build: --search takes local:INDEX or one of "
+                     f"{', '.join(SEARCH_ENGINES)}, got {args.search!r}")
+
+
+def run_search(args, search: tuple[str, str], options, steps, what: str) -> str | None:
+    """`wikisum search` of the dumps' titles into OUT/search/results.jsonl, skipped when done
+    with the same settings and inputs; the results path, or None when the search failed (its
+    reason printed)."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.core import ownership
+    from wikisum.pipeline import buildsteps
+    from wikisum.pipeline.search.results import summary_path
+    from wikisum.workflows import search as search_cmd
+
+    out = FileSystems.join(args.out, "search", "results.jsonl")
+    kind, value = search
+    argv = ["search", "--out", out, *(f"--wiki={d}" for d in args.wiki),
+            f"--index={value}" if kind == "local" else f"--engine={value}", *args.search_arg]
+    sub = sub_args(search_cmd, argv)
+    fp = buildsteps.fingerprint(argv, tuple(args.wiki) + (
+        (FileSystems.join(value, "index.json"),) if kind == "local" else ()))
+    if steps.is_done("search", fp, summary_path(out)):
+        progress.say(f"{what}: done ({out})")
+        return out
+    progress.say(f"{what} -> {out}")
+    steps.forget("search")
+    try:
+        with ownership.guarded("search", search_cmd.outputs(sub)):
+            code = (search_cmd.websearch.run(sub, search_cmd.iter_titles(sub)) if kind == "engine"
+                    else search_cmd.run_local(sub, options=options))
+    except ownership.NotOurs as exc:
+        raise SystemExit(f"wikisum build: {exc}") from None
+    if code != 0:
+        print(f"wikisum build: the search did not finish whole ({summary_path(out)}); fix what "
+              "it says and rerun the build, which resumes", file=sys.stderr)
+        return None
+    steps.finish("search", fp)
+    return out
 
 
 def add_fetch_arguments(p) -> None:

@@ -170,9 +170,11 @@ def add_option(parser, name: str, *, retired: Iterable[str] = (),
     return action
 
 
-def add_shard_buffer(parser) -> None:
-    """--shard-buffer SIZE (once --shard-buffer-mb MB), of every job that writes shards."""
-    add_option(parser, "--shard-buffer", retired=["--shard-buffer-mb"], retired_type=mebibytes,
+def add_shard_buffer(parser, retired: bool = True) -> None:
+    """--shard-buffer SIZE, of every job that writes shards (the jobs older than the spelling
+    also take the one it replaced, --shard-buffer-mb MB; a new job, ``retired=False``, not)."""
+    add_option(parser, "--shard-buffer", retired=["--shard-buffer-mb"] if retired else [],
+               retired_type=mebibytes,
                type=byte_size(1024 * 1024, 1024 ** 4), default=DEFAULT_BUFFER_BYTES,
                metavar="SIZE",
                help="rows a shard writer holds in memory before it sorts them on local disk; "

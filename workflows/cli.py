@@ -29,14 +29,17 @@ from wikisum.workflows import (
     rank,
     report,
     sample,
+    search,
+    search_index,
     train,
     vocab,
     write_as,
 )
 
 # One module per subcommand, each with ``add_parser(subparsers)``; listed in pipeline order.
-COMMANDS = [sample, ingest, ccplan, ccfetch, crawl, vocab, rank, build, report, importer,
-            write_as, convert_pairs, exemplars, train, decode, export, evaluate, humaneval, demo]
+COMMANDS = [sample, search_index, search, ingest, ccplan, ccfetch, crawl, vocab, rank, build,
+            report, importer, write_as, convert_pairs, exemplars, train, decode, export, evaluate,
+            humaneval, demo]
 
 DESCRIPTION = """\
 wikisum builds WikiSum-style multi-document summarization data (Wikipedia articles, their cited

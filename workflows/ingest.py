@@ -99,6 +99,21 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                    help="the articles' language, a Wikipedia language code (default: the one "
                         "the first dump's <siteinfo> names, jawiki -> ja; en where it names "
                         "none)")
+    add_cleaning_arguments(p)
+    p.add_argument("--max-article-bytes", type=checks.byte_size(1),
+                   default=IngestConfig.max_article_bytes, metavar="SIZE",
+                   help="a dump page with more wikitext is dropped as too_large, unread "
+                        "(memory stays bounded by it; default: "
+                        f"{checks.format_size(IngestConfig.max_article_bytes)})")
+    checks.add_shard_buffer(p)
+    p.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 even when the dump yields no article (by default an empty "
+                        "output is an error: a wrong or garbled dump)")
+
+
+def add_cleaning_arguments(p) -> None:
+    """How a capture is cleaned into a page's text: ingest's, and search-index's (which cleans
+    pages exactly as ingest does)."""
     p.add_argument("--max-page-bytes", type=checks.byte_size(1),
                    default=CleanConfig.max_page_bytes, metavar="SIZE",
                    help="captures larger than this are dropped as too_large "
@@ -112,15 +127,6 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
                    help="paragraphs of a page's main text with fewer words are dropped as "
                         "too_few_words; 1 keeps headings, list items and captions, whose "
                         "furniture is dropped by what it says (default: %(default)s)")
-    p.add_argument("--max-article-bytes", type=checks.byte_size(1),
-                   default=IngestConfig.max_article_bytes, metavar="SIZE",
-                   help="a dump page with more wikitext is dropped as too_large, unread "
-                        "(memory stays bounded by it; default: "
-                        f"{checks.format_size(IngestConfig.max_article_bytes)})")
-    checks.add_shard_buffer(p)
-    p.add_argument("--allow-empty", action="store_true",
-                   help="exit 0 even when the dump yields no article (by default an empty "
-                        "output is an error: a wrong or garbled dump)")
 
 
 def check_inputs(args, out: str, command: str) -> None:

@@ -13,9 +13,9 @@ from wikisum import extractors
 from wikisum.core import progress
 from wikisum.workflows import cli
 
-EXPECTED = ["sample", "ingest", "cc-plan", "cc-fetch", "crawl", "vocab", "rank", "build", "report",
-            "import", "write-as", "convert-pairs", "exemplars", "train", "decode", "export",
-            "evaluate", "human-eval", "demo"]
+EXPECTED = ["sample", "search-index", "search", "ingest", "cc-plan", "cc-fetch", "crawl", "vocab",
+            "rank", "build", "report", "import", "write-as", "convert-pairs", "exemplars", "train",
+            "decode", "export", "evaluate", "human-eval", "demo"]
 
 
 def subcommands() -> list[str]:

@@ -18,8 +18,8 @@ from wikisum.generation import decode as decode_command
 from wikisum.workflows import cli
 
 # Metavars of options that name a path; --out (what a command writes) is not an input.
-PATH_METAVARS = {"DIR", "FILE", "GLOB", "JSONL", "MODEL", "PATH", "PREDS", "RUN",
-                 "DUMP[,DUMP...]", ("BUILD_A", "BUILD_B"), ("A", "B")}
+PATH_METAVARS = {"DIR", "FILE", "GLOB", "JSONL", "MODEL", "PATH", "PREDS", "RUN", "INDEX",
+                 "DUMP", "DUMP[,DUMP...]", ("BUILD_A", "BUILD_B"), ("A", "B")}
 MISSING = "no-such-input"
 
 
@@ -67,6 +67,11 @@ def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleN
     metadata.write_text(json.dumps({"http://a.example/": [3]}))
     (here / "wet.paths").write_text("crawl-data/C/segments/1/wet/CC-MAIN-x-00000.warc.wet.gz\n")
     (here / "wet-root").mkdir()
+    titles = here / "titles.txt"
+    titles.write_text("Loumbury\n")
+    index = here / "index"
+    assert cli.main(["search-index", "--wet", str(sample / "wet" / "*.warc.wet.gz"),
+                     "--out", str(index), "--shards", "1"]) == 0
     jsonl = here / "train.jsonl"
     jsonl.write_text(json.dumps({"id": "a", "title": "T", "documents": ["One two three."],
                                  "summary": "One."}) + "\n")
@@ -76,13 +81,16 @@ def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleN
         ingest=str(build / "ingest"), vocab=str(build / "vocab.model"), run=str(sample_run),
         preds=str(preds), source=str(here / "source.txt"), target=str(here / "target.txt"),
         metadata=str(metadata), wet_paths=str(here / "wet.paths"),
-        wet_root=str(here / "wet-root"), jsonl=str(jsonl))
+        wet_root=str(here / "wet-root"), jsonl=str(jsonl), titles=str(titles),
+        index=str(index), warc=str(sample / "warc" / "*.warc.gz"))
 
 
 def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
     """A command line of ``command`` whose inputs all exist, writing to ``out``."""
     return {
         "sample": ["sample", "--out", out],
+        "search-index": ["search-index", "--warc", p.warc, "--out", out],
+        "search": ["search", "--index", p.index, "--titles", p.titles, "--out", out],
         "ingest": ["ingest", "--wiki", p.dump, "--out", out],
         "cc-plan": ["cc-plan", "--t2t-metadata", p.metadata, "--urls", p.urls, "--wet-paths",
                     p.wet_paths, "--wet-root", p.wet_root, "--out", out],
@@ -150,7 +158,10 @@ def test_the_input_options_found_in_the_parsers():
         ("convert-pairs", "--vocab"), ("exemplars", "--data"), ("train", "--data"),
         ("train", "--config"), ("decode", "--run"), ("decode", "--data"), ("export", "--run"),
         ("evaluate", "--preds"), ("evaluate", "--compare"), ("human-eval make", "--data"),
-        ("human-eval score", "--answers"), ("human-eval score", "--key")}
+        ("human-eval score", "--answers"), ("human-eval score", "--key"),
+        ("search-index", "--warc"), ("search-index", "--wet"), ("search-index", "--exclude-sites"),
+        ("search", "--index"), ("search", "--titles"), ("search", "--wiki"),
+        ("search", "--ingest"), ("search", "--exclude-sites")}
     assert not any(option == "--out" for _, option in found)
 
 

@@ -36,13 +36,19 @@ JOBS = {
     "cc-fetch": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--source",
                  "columnar", "--columnar-index", f"{BUCKET}/cc-index/crawl=*/*.parquet",
                  "--crawl", "CC-MAIN-2017-13", "--fetch-groups", "64", "--out", f"{BUCKET}/cc"],
+    "search-index": ["search-index", "--wet", f"{BUCKET}/cc/*.wet.gz", "--out",
+                     f"{BUCKET}/index", "--shards", "64"],
+    "search": ["search", "--index", f"{BUCKET}/index", "--wiki",
+               f"{BUCKET}/dumps/enwiki.xml.bz2", "--out", f"{BUCKET}/search/results.jsonl"],
     "cc-fetch-api": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--crawl",
                      "CC-MAIN-2017-13", "--out", f"{BUCKET}/cc"],
 }
 WRITES = {"ingest": f"{BUCKET}/ingest/articles/articles-00000-of-01000.parquet",
           "rank": f"{BUCKET}/data/dataset.json", "report": f"{BUCKET}/report/report.html",
           "crawl": f"{BUCKET}/crawl/summary.json", "build": f"{BUCKET}/build/data/dataset.json",
-          "cc-fetch": f"{BUCKET}/cc/summary.json", "cc-fetch-api": f"{BUCKET}/cc/summary.json"}
+          "cc-fetch": f"{BUCKET}/cc/summary.json", "cc-fetch-api": f"{BUCKET}/cc/summary.json",
+          "search-index": f"{BUCKET}/index/index.json",
+          "search": f"{BUCKET}/search/results.summary.json"}
 
 
 def dataflow_available() -> bool:

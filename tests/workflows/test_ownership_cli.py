@@ -21,6 +21,8 @@ from wikisum.workflows import cli
 # of outputs comes before any input is read, so the inputs need not exist).
 ARGV = {
     "sample": ["sample", "--out", "OUT"],
+    "search-index": ["search-index", "--warc", "IN/x.warc.gz", "--out", "OUT"],
+    "search": ["search", "--index", "IN/index", "--titles", "IN/titles.txt", "--out", "OUT"],
     "ingest": ["ingest", "--wiki", "IN/dump.xml.bz2", "--out", "OUT"],
     "cc-plan": ["cc-plan", "--t2t-metadata", "IN/x.warc.wet.gz.metadata.json", "--out", "OUT"],
     "cc-fetch": ["cc-fetch", "--urls", "IN/urls.txt", "--crawl", "CC-MAIN-2017-13",
