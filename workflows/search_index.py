@@ -36,9 +36,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--wet", action="append", default=[], metavar="GLOB",
                    help="WET files with text conversions to index (repeatable)")
     p.add_argument("--out", required=True, metavar="INDEX", help="the index's directory")
-    p.add_argument("--shards", dest="num_shards", type=checks.count(1, 100_000), default=4,
-                   metavar="N", help="index shards to write; search asks every one and merges "
-                                     "their answers (default: %(default)s)")
+    p.add_argument("--shards", dest="num_shards", type=checks.count(1, 100_000), default=1,
+                   metavar="N",
+                   help="index shards to write, built and searched in parallel; each shard "
+                        "scores by its own statistics, so keep shards large (on Dataflow, "
+                        "about a million pages each) (default: %(default)s)")
     p.add_argument("--lang", default="en", metavar="CODE",
                    help="the language pages and queries are analysed in: its function words "
                         "are dropped and its Snowball stemmer applied (default: %(default)s)")

@@ -3,7 +3,8 @@ index.
 
 ``INDEX/`` holds::
 
-    shards/shard-SSSSS-of-NNNNN/   one tantivy index per shard (pages assigned by a hash of
+    shards/RUN/shard-SSSSS-of-NNNNN/
+                                   one tantivy index per shard (pages assigned by a hash of
                                    their URL, so each shard is a sample of the whole)
     dead_letters/                  every page the job dropped, with its reason (Parquet)
     index.json                     written last: the format version, the analysis, every
@@ -14,11 +15,11 @@ is a shard whose files differ from what ``index.json`` records (a file missing, 
 changed), and an index of another format version.
 
 Why tantivy (measured in ``bench/search.py``, docs/search.md): the writer works in a heap of a
-set size and flushes segments to disk, so building a shard takes bounded memory whatever its
-size; a shard is searched memory-mapped, so it need not fit in memory either; and its top-k
-search skips documents that cannot make the top (block-max WAND). bm25s builds its matrix from
-every document's tokens held at once. With the same analysis, both rank the same pages
-(recall at 1 and 10 within a hundredth on the development set).
+set size and flushes a segment to disk each time it fills, so the memory a shard's build takes
+stops growing once the heap is full, whatever the shard's size (bm25s builds its matrix from
+every document's tokens held at once: its memory grows with the shard); a shard is searched
+memory-mapped, so it need not fit in memory either; and its top-k search skips documents that
+cannot make the top (block-max WAND).
 
 Scores of different shards are merged as they are (each shard's own document frequencies, as
 Elasticsearch does by default): with pages spread by a hash, every shard's statistics estimate

@@ -71,7 +71,7 @@ class IndexConfig:
     out: str
     warc: tuple[str, ...] = ()
     wet: tuple[str, ...] = ()
-    num_shards: int = 4
+    num_shards: int = 1
     lang: str = "en"
     reference_lang: str | None = None
     mirrors: tuple[str, ...] = MIRROR_SITES
@@ -180,7 +180,7 @@ def record_text(staged: list[Staged], counts: list, entries: list[dict], config:
     info = {"format": idx.FORMAT, "version": idx.VERSION, "engine": "tantivy",
             "engine_version": idx.engine_version(), "lang": config.lang,
             "stemmer": stemmer_name(config.lang, ENGLISH_STEMMER),
-            "stop_words": bool(analyzer.stop),
+            "query_drops_function_words": bool(analyzer.stop),
             "run": run, "documents": sum(e["documents"] for e in entries),
             "mirrors": list(config.mirrors), "shards": entries}
     folders = Counter(s.final.rsplit("/", 2)[-2] for s in staged if s.final.endswith(".parquet"))

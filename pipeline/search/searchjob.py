@@ -154,7 +154,7 @@ class MakeQueries(beam.DoFn):
         if lang not in self.analyzers:
             self.analyzers[lang] = Analyzer(lang)
         query = tt.query_for(title, self.mode)
-        yield order, title, query, self.analyzers[lang].terms(query)
+        yield order, title, query, self.analyzers[lang].query_terms(query)
 
 
 class QueryShard(beam.DoFn):
