@@ -81,6 +81,13 @@ BRAVE_MONTH_SPENT = reply(429, {"type": "ErrorResponse", "error": {
 QUOTA = {"google": GOOGLE_PER_DAY, "brave": BRAVE_MONTH_SPENT}
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A server whose client may hang up first (a request that times out): said nowhere."""
+
+    def handle_error(self, request, client_address):
+        pass
+
+
 class StandIn:
     """A vendor's API on 127.0.0.1: each query's scripted replies in turn (then a normal
     answer with :func:`urls_for`), every request recorded."""
@@ -91,7 +98,7 @@ class StandIn:
         self.delay = 0.0
         self.requests: list[tuple[str, dict, dict]] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self.server = QuietServer(("127.0.0.1", 0), self.handler())
         self.server.block_on_close = False
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
