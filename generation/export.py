@@ -25,6 +25,11 @@ and an export holding a pickle (``extractor.pkl``, as exports made before the le
 was JSON did) is refused unread, with a message to export the run again. ``config.json``
 records the tokenizer's SHA-256, and an export whose ``tokenizer.model`` is another file is
 refused (its ids would decode to other words).
+
+``export(..., format="hf")`` writes instead a folder that transformers loads
+(``AutoModelForCausalLM`` and ``AutoTokenizer`` with ``trust_remote_code=True``), for T-D and
+T-DMCA: :mod:`wikisum.generation.hfexport`. That folder holds Python code, and :func:`load`
+does not read it; the format above stays the default, the one ``load`` and ``summarize`` read.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 EXPORT_FORMAT = "wikisum-export"
+FORMATS = ("wikisum", "hf")  # `wikisum export --format`: this module's format, or transformers'
 EXPORT_VERSION = 1
+HF_FORMAT = "wikisum-hf-export"  # config.json's "wikisum": {"format": ...} of a --format hf folder
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 TOKENIZER = "tokenizer.model"
@@ -140,6 +147,11 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
         info = json.loads(info_path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ValueError(f"{info_path} is not JSON: {exc}") from exc
+    if (info.get("wikisum") or {}).get("format") == HF_FORMAT:
+        raise ValueError(f"{folder} is a `wikisum export --format hf` folder, which transformers "
+                         "loads (AutoModelForCausalLM.from_pretrained(..., trust_remote_code="
+                         "True)); wikisum reads the default format: export the run without "
+                         "--format hf")
     if info.get("format") != EXPORT_FORMAT:
         raise ValueError(f"{info_path} is not a wikisum export (no \"format\": "
                          f"\"{EXPORT_FORMAT}\")")
@@ -202,9 +214,10 @@ def load(path: str | Path, device: str = "cpu", factory=None, warn: bool = True)
     return load_run(path, device, factory, warn)
 
 
-def export(run: str | Path, out: str | Path, factory=None) -> dict:
-    """Write the model of ``run`` (its latest checkpoint, or a checkpoint file) to ``out``;
-    returns what was written. ``out`` must be empty or absent, or an earlier export."""
+def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisum") -> dict:
+    """Write the model of ``run`` (its latest checkpoint, or a checkpoint file) to ``out`` in
+    ``format`` (one of :data:`FORMATS`: "wikisum", this module's, or "hf", transformers'); returns
+    what was written. ``out`` must be empty or absent, or an earlier export."""
     from safetensors.torch import save_model
 
     from wikisum.core import ownership
@@ -212,13 +225,21 @@ def export(run: str | Path, out: str | Path, factory=None) -> dict:
     from wikisum.training import datastats, vocabid
     from wikisum.training.checkpoint import write_text_atomically
 
+    if format not in FORMATS:
+        raise ValueError(f"unknown export format {format!r}; choose from {', '.join(FORMATS)}")
     bundle = load_run(run, "cpu", factory)
+    if format == "hf":
+        from wikisum.generation import hfexport
+
+        hfexport.check_family(bundle.name)
     target = Path(out)
     if target.exists() and (not target.is_dir() or (
             any(p.name not in (ownership.MARKER, ownership.FILES) for p in target.iterdir())
             and not is_export(target))):
         raise FileExistsError(f"{target} exists and is not an earlier export: give a new or "
                               "empty --out")
+    if format == "hf":
+        return hfexport.write(bundle, target)
     learned = None
     if bundle.extractor == "learned":
         path = _learned_path(bundle.extractor, bundle.data)

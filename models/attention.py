@@ -29,7 +29,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from wikisum.models import flexattention
 from wikisum.models.cpu_kernels import (
     _CompressedAttentionCPU,
     compress,
@@ -37,6 +36,9 @@ from wikisum.models.cpu_kernels import (
     use_flash_cpu,
     with_null,
 )
+from wikisum.models.flexattention import available as flex_available
+from wikisum.models.flexattention import compressed_attention_flex, local_attention_flex
+from wikisum.models.flexattention import worthwhile as flex_worthwhile
 
 AttentionKind = Literal["full", "local", "compressed"]
 KINDS: tuple[str, ...] = ("full", "local", "compressed")
@@ -456,8 +458,7 @@ class CausalSelfAttention(nn.Module):
                                  f"{dropout_p} in training): use dropout 0, or "
                                  "attention_impl 'auto', which takes sdpa where dropout applies")
             return True
-        return (dropout_p == 0.0 and q.is_cuda and flexattention.worthwhile(q)
-                and flexattention.available())
+        return dropout_p == 0.0 and q.is_cuda and flex_worthwhile(q) and flex_available()
 
     def forward(self, x: torch.Tensor, return_cache: bool = False
                 ) -> tuple[torch.Tensor, AttentionCache | None]:
@@ -470,7 +471,7 @@ class CausalSelfAttention(nn.Module):
         if self.kind == "compressed" and flex:
             k_slots = self._compress(self.compress_k, k)  # (B, H, S, D)
             v_slots = self._compress(self.compress_v, v)
-            y = flexattention.compressed_attention_flex(
+            y = compressed_attention_flex(
                 qh, with_null(k_slots, self.null_k), with_null(v_slots, self.null_v),
                 self.kernel, self.stride)
             if return_cache:
@@ -492,8 +493,7 @@ class CausalSelfAttention(nn.Module):
             kh, vh = split_heads(k, self.n_heads), split_heads(v, self.n_heads)
             if self.kind == "local":
                 if flex:
-                    y = flexattention.local_attention_flex(qh, kh, vh, self.block_size,
-                                                           self.previous_block)
+                    y = local_attention_flex(qh, kh, vh, self.block_size, self.previous_block)
                 elif use_flash_cpu(qh, p):
                     y = local_attention_cpu(qh, kh, vh, self.block_size, self.previous_block)
                 else:

@@ -42,7 +42,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from wikisum.models import wfe as wfe_lib
 from wikisum.models.attention import (
     ATTENTION_IMPLS,
     KINDS,
@@ -55,6 +54,7 @@ from wikisum.models.attention import (
 from wikisum.models.base import Batch, ModelOutput
 from wikisum.models.losses import masked_weighted_nll, untraced_nll
 from wikisum.models.moe import MixtureOfExperts, MoEStats
+from wikisum.models.wfe import Estimate, FrequencyEstimator, target_counts, wfe_loss
 
 NAMES = ("t-ed", "t-d", "t-dmca")
 PRESETS = ("tiny", "base", "paper")
@@ -383,7 +383,7 @@ class TransformerState:
     positions: torch.Tensor  # (N,) long: the position each row's next token takes
     length: int  # host-side bound: every written position is < length
     memory_mask: torch.Tensor | None = None  # (N, S) bool, T-ED only
-    wfe: wfe_lib.Estimate | None = None  # word-frequency estimate, when config.wfe
+    wfe: Estimate | None = None  # word-frequency estimate, when config.wfe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,7 +404,7 @@ class _Transformer(nn.Module):
         self.blocks = nn.ModuleList(DecoderBlock(c, i, cross) for i in range(c.n_layers))
         self.norm = nn.LayerNorm(c.d_model)
         self.head = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size, bias=False)
-        self.frequency = wfe_lib.FrequencyEstimator(c.d_model, c.vocab_size) if c.wfe else None
+        self.frequency = FrequencyEstimator(c.d_model, c.vocab_size) if c.wfe else None
 
     def embed_tokens(self, tokens: torch.Tensor, positions: torch.Tensor | None = None
                      ) -> torch.Tensor:
@@ -459,7 +459,7 @@ class _Transformer(nn.Module):
         return self.norm(x), caches, stats
 
     def _output(self, loss: torch.Tensor, nll: torch.Tensor, target_mask: torch.Tensor,
-                stats: list[MoEStats], estimate: wfe_lib.Estimate | None,
+                stats: list[MoEStats], estimate: Estimate | None,
                 targets: torch.Tensor) -> ModelOutput:
         """The mean NLL over the loss mask (``loss``), nll and target_mask (B, T) -> the
         ModelOutput: that loss plus the weighted auxiliary losses; target_nll summed over
@@ -472,8 +472,8 @@ class _Transformer(nn.Module):
             aux["moe_dropped"] = torch.stack([s.dropped for s in stats]).sum().float()
             loss = loss + c.moe_loss_weight * aux["moe_balance"]
         if estimate is not None:
-            counts = wfe_lib.target_counts(targets, c.vocab_size, ignore=(c.pad_id,))
-            aux["wfe"] = wfe_lib.wfe_loss(estimate.a_hat.float(), counts)
+            counts = target_counts(targets, c.vocab_size, ignore=(c.pad_id,))
+            aux["wfe"] = wfe_loss(estimate.a_hat.float(), counts)
             loss = loss + c.wfe_weight * aux["wfe"]
         return ModelOutput(loss=loss, target_nll=(nll * target_mask).sum().detach(),
                            target_tokens=target_mask.sum(), aux=aux)

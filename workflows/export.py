@@ -22,6 +22,12 @@ directory that loads without the optimizer, schedule or data position:
 Use it from Python with `wikisum.generation.summarize(OUT, texts, title=...)` or
 `wikisum.generation.load_bundle(OUT)`, or decode a dataset with
 `wikisum decode --run OUT --data DIR`.
+
+--format hf writes instead a folder that transformers loads where wikisum is not installed
+(AutoModelForCausalLM and AutoTokenizer, trust_remote_code=True): wikisum's model code copied
+beside the weights, transformers config, model and tokenizer classes, and a model card
+README.md that huggingface_hub.upload_folder publishes as it is. T-D and T-DMCA only; wikisum's
+load and summarize read the default format, not this one.
 """
 
 
@@ -32,6 +38,10 @@ def add_parser(subparsers) -> None:
                    help="a `wikisum train` --out (or one of its checkpoint files)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the export directory (new, empty, or an earlier export)")
+    p.add_argument("--format", choices=("wikisum", "hf"), default="wikisum",
+                   help="wikisum: what `wikisum decode`, load and summarize read (default); hf: "
+                        "a transformers folder (AutoModelForCausalLM, trust_remote_code), "
+                        "t-d and t-dmca only")
     p.set_defaults(func=run)
 
 
@@ -41,12 +51,14 @@ def run(args: argparse.Namespace) -> int:
     from wikisum.workflows import checks
 
     checks.input_path(args.run, "--run", "export", "any")
+    form = getattr(args, "format", "wikisum")
     try:
-        result = export.export(args.run, args.out)
+        result = export.export(args.run, args.out, format=form)
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         raise SystemExit(f"wikisum export: {exc}") from exc
-    say(f"export: {result['model']} step {result['step']} ({result['parameters']:,} "
-        f"parameters) -> {result['out']} ({', '.join(result['files'])})")
+    say(f"export{' --format hf' if form == 'hf' else ''}: {result['model']} step "
+        f"{result['step']} ({result['parameters']:,} parameters) -> {result['out']} "
+        f"({', '.join(result['files'])})")
     return 0
 
 
