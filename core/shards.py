@@ -123,29 +123,37 @@ def write_sorted_table(rows: Iterable[dict], path: str, schema: pa.Schema,
     file, which is copied to ``path`` in chunks; local and gs:// paths alike).
     """
     with tempfile.TemporaryDirectory(prefix="wikisum-shard-") as work:
-        runs: list[str] = []
-        buffer: list[tuple[object, bytes]] = []
-        held = 0
-        for row in rows:
-            blob = pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
-            buffer.append((sort_key(row), blob))
-            held += len(blob)
-            if held >= buffer_bytes:
-                runs.append(_spill(buffer, work, len(runs)))
-                buffer, held = [], 0
-        if runs:
-            if buffer:
-                runs.append(_spill(buffer, work, len(runs)))
-            buffer = []  # spilled: the merge holds one row per run
-            ordered: Iterator[tuple[object, bytes]] = heapq.merge(*(_read_run(r) for r in runs))
-        else:
-            buffer.sort()
-            ordered = iter(buffer)
+        pickled = ((sort_key(row), pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
+                   for row in rows)
         local = os.path.join(work, "shard.parquet")
-        n = _write_row_groups(ordered, local, schema, row_group_bytes)
-        buffer = ordered = None  # the rows are in the file: free them before the copy
+        n = _write_row_groups(sorted_spilled(pickled, work, buffer_bytes), local, schema,
+                              row_group_bytes)
         _copy_to(local, path)
     return n
+
+
+def sorted_spilled(items: Iterable[tuple[object, bytes]], work: str, buffer_bytes: int
+                   ) -> Iterator[tuple[object, bytes]]:
+    """(key, bytes) items in order of key, then bytes, in bounded memory: at most
+    ``buffer_bytes`` of them held; past that each full buffer is sorted and spilled to a run
+    file in the local folder ``work``, and the runs are merged (one item per run in memory)."""
+    runs: list[str] = []
+    buffer: list[tuple[object, bytes]] = []
+    held = 0
+    for item in items:
+        buffer.append(item)
+        held += len(item[1])
+        if held >= buffer_bytes:
+            runs.append(_spill(buffer, work, len(runs)))
+            buffer, held = [], 0
+    if not runs:
+        buffer.sort()
+        yield from buffer
+        return
+    if buffer:
+        runs.append(_spill(buffer, work, len(runs)))
+    buffer = []  # spilled: the merge holds one item per run
+    yield from heapq.merge(*(_read_run(r) for r in runs))
 
 
 def _spill(buffer: list, work: str, index: int) -> str:

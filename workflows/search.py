@@ -96,7 +96,7 @@ def iter_titles(args) -> Iterator[str]:
     from wikisum.pipeline.search import titles as tt
 
     if args.titles:
-        with files.open_read(args.titles) as f:
+        with files.open_read(args.titles) as raw, tt.decompressed(raw, args.titles) as f:
             for number, text, problem in tt.file_lines(f):
                 if problem is not None:
                     log.warning("%s, line %d: %s: not searched", args.titles, number, problem)
@@ -144,6 +144,7 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
     from wikisum.pipeline import beamio
     from wikisum.pipeline.search import index as idx
     from wikisum.pipeline.search import searchjob
+    from wikisum.pipeline.search.results import summary_path
     from wikisum.pipeline.search.sites import MIRROR_SITES
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
@@ -166,6 +167,11 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
     if summary is None:
         return 0
     print(format_summary(summary, config.out))
+    corrupt = summary["stages"].get("files", {}).get("dropped", {}).get("corrupt_file", 0)
+    if corrupt:
+        print(f"wikisum search: warning: {corrupt} titles file(s) stopped being readable; the "
+              f"titles before the damage were searched ({summary_path(config.out)} says where)",
+              file=sys.stderr)
     titles = summary["stages"].get("titles", {})
     if not titles.get("kept"):
         print("wikisum search: warning: no title was searched (reasons above; the summary "

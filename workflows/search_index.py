@@ -42,8 +42,9 @@ def add_parser(subparsers) -> None:
                         "scores by its own statistics, so keep shards large (on Dataflow, "
                         "about a million pages each) (default: %(default)s)")
     p.add_argument("--lang", default="en", metavar="CODE",
-                   help="the language pages and queries are analysed in: its function words "
-                        "are dropped and its Snowball stemmer applied (default: %(default)s)")
+                   help="the language pages and queries are analysed in: its Snowball stemmer "
+                        "applied to both, its function words dropped from queries "
+                        "(default: %(default)s)")
     p.add_argument("--reference-lang", metavar="CODE",
                    help="drop pages identified, with confidence, as another language than "
                         "CODE, as wrong_language; 'any' keeps every language (default: --lang)")

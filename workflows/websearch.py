@@ -81,11 +81,12 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     """The results file and its summary, and the cache folder (a directory output: it holds
     wikisum's marker, so that an earlier run's cache is taken up again); nothing for a dry run,
     which writes nothing."""
-    from wikisum.pipeline.search.results import summary_path
+    from wikisum.pipeline.search.results import partial_path, summary_path
 
     if getattr(args, "dry_run", False):
         return []
     return [Output("--out", args.out, "file"), Output("--out", summary_path(args.out), "file"),
+            Output("--out", partial_path(args.out), "file"),
             Output("--cache", cache_dir(args), "dir")]
 
 
@@ -99,6 +100,11 @@ def credentials(engine) -> object:
     if missing:
         raise SystemExit(f"wikisum search: --engine {engine.name} needs "
                          f"{' and '.join(missing)} set in the environment (docs/web-search.md)")
+    bad = [name for name, value in values.items()
+           if not value.isascii() or not value.isprintable()]
+    if bad:
+        raise SystemExit(f"wikisum search: {' and '.join(bad)} holds a character no key has (a "
+                         "line break, a control or non-ASCII character): set it to the key alone")
     names = list(engine.env)
     return Credentials(key=values[names[0]] if names else None,
                        cx=values[names[1]] if len(names) > 1 else None)
@@ -155,7 +161,7 @@ def run(args: argparse.Namespace, titles: Iterable[str]) -> int:
     if getattr(args, "dry_run", False):
         try:
             counts = web.plan(config, titles, creds)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, DumpError, ValueError) as exc:
             raise SystemExit(f"wikisum search: {exc}") from None
         print(format_plan(counts, config, engine, getattr(args, "price_per_1000", None)))
         return 0
@@ -163,7 +169,7 @@ def run(args: argparse.Namespace, titles: Iterable[str]) -> int:
         summary = web.search_titles(config, titles, creds)
     except ownership.NotOurs as exc:
         raise SystemExit(str(exc)) from None
-    except (FileNotFoundError, DumpError) as exc:
+    except (FileNotFoundError, DumpError, ValueError) as exc:
         raise SystemExit(f"wikisum search: reading the titles: {exc} (the answers had are "
                          "cached: a rerun asks none of them again)") from None
     print(format_summary(summary, config))
@@ -216,7 +222,7 @@ def format_summary(summary: dict, config) -> str:
 
 def report_end(summary: dict, config) -> int:
     """0 when every title searched was answered; else 1, with what happened on stderr."""
-    from wikisum.pipeline.search.results import summary_path
+    from wikisum.pipeline.search.results import partial_path, summary_path
     from wikisum.pipeline.search.web import DAILY_QUOTA, LEFT, QUERIES
 
     status = 0
@@ -233,7 +239,8 @@ def report_end(summary: dict, config) -> int:
         advice = ("after midnight UTC, or with a higher --daily-quota"
                   if stopped["reason"] == DAILY_QUOTA else "once that is resolved")
         print(f"wikisum search: stopped early: {stopped['detail']}. {stopped['titles_left']:,} "
-              f"titles are left; the results written hold the titles answered so far. Rerun "
+              f"titles are left; {partial_path(config.out)} holds the titles answered so far "
+              f"(not {config.out}, which only a whole run writes). Rerun "
               f"the same command {advice}: it resumes from the cache ({config.cache}) and asks "
               "nothing twice", file=sys.stderr)
     if not summary["stages"][QUERIES]["kept"] and not stopped and not failed:

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wikisum.core import files
+from wikisum.core.language import stemmer_name
 from wikisum.pipeline.search.analysis import Analyzer
 
 FORMAT = "wikisum-search-index"
@@ -141,14 +142,47 @@ def read_record(path: str) -> dict:
     index = data.get("index") if isinstance(data, dict) else None
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         raise BadIndex(f"{record} is not a wikisum search index's record; {rerun}")
-    if index.get("version") != VERSION:
-        raise BadIndex(f"{path} is a search index of format version {index.get('version')!r}; "
-                          f"this wikisum reads version {VERSION}; {rerun}")
-    shards = index.get("shards")
-    if not isinstance(shards, list) or not shards or not all(
-            isinstance(s, dict) and isinstance(s.get("files"), dict) for s in shards):
-        raise BadIndex(f"{record} lists no shards; {rerun}")
+    version = index.get("version")
+    if type(version) is not int or version != VERSION:
+        raise BadIndex(f"{path} is a search index of format version {version!r}; "
+                       f"this wikisum reads version {VERSION}; {rerun}")
+    problem = record_problem(index)
+    if problem:
+        raise BadIndex(f"{record} is damaged: {problem}; {rerun}")
+    from wikisum.pipeline.search.analysis import ENGLISH_STEMMER
+
+    here = stemmer_name(index["lang"], ENGLISH_STEMMER)
+    if index.get("stemmer") != here:
+        raise BadIndex(f"{path} was analysed with the stemmer {index.get('stemmer')!r}, which "
+                       f"this machine gives as {here!r} for {index['lang']!r}: its queries "
+                       f"would not meet its terms; {rerun} here")
     return data
+
+
+def record_problem(index: dict) -> str | None:
+    """What is wrong with the shape of index.json's ``index``, or None: a run, a language and
+    shards named in order, each with its files (meta.json among them) and their bytes and
+    SHA-256."""
+    if not isinstance(index.get("run"), str) or not index["run"] or "/" in index["run"]:
+        return "no run folder named"
+    if not isinstance(index.get("lang"), str) or not index["lang"]:
+        return "no language"
+    shards = index.get("shards")
+    if not isinstance(shards, list) or not shards:
+        return "no shards listed"
+    for i, entry in enumerate(shards):
+        if not isinstance(entry, dict) or entry.get("name") != shard_name(i, len(shards)):
+            return f"shard {i} is not named {shard_name(i, len(shards))}"
+        listed = entry.get("files")
+        if not isinstance(listed, dict) or "meta.json" not in listed:
+            return f"shard {entry['name']} lists no index files"
+        for name, want in listed.items():
+            if (not isinstance(name, str) or "/" in name or name in ("", ".", "..")
+                    or not isinstance(want, dict) or type(want.get("bytes")) is not int
+                    or not isinstance(want.get("sha256"), str)):
+                return (f"shard {entry['name']}: file entry {name!r} is not a name with bytes "
+                        "and SHA-256")
+    return None
 
 
 class Shard:

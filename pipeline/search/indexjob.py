@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -125,13 +126,18 @@ class PickCapture(Tallying):
 
     def process(self, item) -> Iterator[Any]:
         url, captures = item
-        ordered = sorted(captures, key=lambda c: c[0])
-        for _, source, record_id, _ in ordered[1:]:
+        best = None  # walked once, holding one capture's terms at a time
+        for capture in captures:
+            if best is None:
+                best = capture
+                continue
+            if capture[0] < best[0]:
+                best, capture = capture, best
             self.count(INDEX_PAGES, "superseded_capture")
-            yield dead(DeadLetter(source, record_id, url, INDEX_PAGES, "superseded_capture",
-                                  f"kept {ordered[0][2]}"))
+            yield dead(DeadLetter(capture[1], capture[2], url, INDEX_PAGES,
+                                  "superseded_capture", "a later capture is kept"))
         self.count(INDEX_PAGES, KEPT)
-        yield stable_hash(url) % self.num_shards, (url, ordered[0][3])
+        yield stable_hash(url) % self.num_shards, (url, best[3])
 
 
 class WriteIndexShard(beam.DoFn):
@@ -188,17 +194,34 @@ def record_text(staged: list[Staged], counts: list, entries: list[dict], config:
                                     shards={"dead_letters": folders["dead_letters"]}))
 
 
+# The folder of one run's shards: beamio.new_token's name, holding shard-SSSSS-of-NNNNN folders.
+_RUN_FOLDER = re.compile(r"\d{8}T\d{6}-[0-9a-f]{8}")
+_SHARD_FOLDER = re.compile(r"shard-\d{5}-of-\d{5}")
+
+
 def remove_other_runs(record: str, out: str, run: str) -> str:
-    """After the commit: the shard folders of earlier runs into the same index removed."""
+    """After the commit: the shard folders of earlier runs into the same index removed. Only
+    what a run writes goes: a folder named as a run's, holding shard folders; anything else in
+    ``shards/`` is left as it is."""
     root = files.join(out, idx.SHARDS)
-    if "://" not in root and os.path.isdir(root):
-        for name in os.listdir(root):
-            if name != run:
-                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-    elif "://" in root:
-        for path in files.match(files.join(root, "*", "*", "*")):
-            if f"/{idx.SHARDS}/{run}/" not in path:
+    if "://" in root:
+        for path in files.match(files.join(root, "*", "shard-*", "*")):
+            run_name, shard = path[len(root):].strip("/").split("/")[:2]
+            if (run_name != run and _RUN_FOLDER.fullmatch(run_name)
+                    and _SHARD_FOLDER.fullmatch(shard)):
                 files.delete(path)
+        return record
+    if not os.path.isdir(root):
+        return record
+    for name in os.listdir(root):
+        folder = os.path.join(root, name)
+        if (name == run or not _RUN_FOLDER.fullmatch(name) or os.path.islink(folder)
+                or not os.path.isdir(folder)):
+            continue
+        inside = os.listdir(folder)
+        if all(_SHARD_FOLDER.fullmatch(n) and os.path.isdir(os.path.join(folder, n))
+               and not os.path.islink(os.path.join(folder, n)) for n in inside):
+            shutil.rmtree(folder, ignore_errors=True)
     return record
 
 

@@ -30,6 +30,14 @@ def summary_path(out: str) -> str:
     return stem + ".summary.json"
 
 
+def partial_path(out: str) -> str:
+    """Where a web search that stopped early (a spent quota, a refused key) leaves the results
+    it has, so that no reader takes them for whole ones: ``results.jsonl`` ->
+    ``results.partial.jsonl``."""
+    stem = out[: -len(".jsonl")] if out.endswith(".jsonl") else out
+    return stem + ".partial.jsonl"
+
+
 def kept_results(hits: Iterable[tuple[str, float | None]], k: int, mirrors: tuple[str, ...],
                  count: Callable[[str], None]) -> list[tuple[str, float | None]]:
     """The first ``k`` (url, score) of an engine's answer that may be search results: strings

@@ -15,6 +15,7 @@ Stages (the summary's ``stages``, each in = kept + dropped):
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from wikisum.core.accounting import IN, KEPT, job_summary, summary_json
 from wikisum.core.progress import WorkerProgress
 from wikisum.core.records import DeadLetter
 from wikisum.pipeline import beamio
-from wikisum.pipeline.beamio import DEAD, TALLY, Commit, Tallying, dead
+from wikisum.pipeline.beamio import DEAD, FILES, TALLY, Commit, Tallying, dead
 from wikisum.pipeline.search import index as idx
 from wikisum.pipeline.search import titles as tt
 from wikisum.pipeline.search.analysis import Analyzer
@@ -39,6 +40,7 @@ log = logging.getLogger("wikisum.search")
 TITLES = "titles"
 BATCH = 256  # titles asked of a shard together
 MAX_FAILED_LISTED = 1000  # dropped titles the summary names; the counts hold them all
+SORT_BUFFER_BYTES = 64 * 1024 * 1024  # results lines held in memory while they are put in order
 
 
 @dataclass(frozen=True)
@@ -69,31 +71,49 @@ class SearchConfig:
 
 
 class ReadTitleFile(Tallying):
+    """A titles file (plain, .gz, .bz2 or .xz) -> (order, title) of each line; a line too long
+    or not UTF-8 is a counted drop, a file that stops being readable keeps the titles before."""
+
     def process(self, path: str) -> Iterator[Any]:
-        with FileSystems.open(path) as f:
-            for number, text, problem in tt.file_lines(f):
-                if problem is not None:
+        from apache_beam.io.filesystem import CompressionTypes
+
+        self.count(FILES, IN)
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw, \
+                    tt.decompressed(raw, path) as f:
+                for number, text, problem in tt.file_lines(f):
+                    if problem is None:
+                        yield (0, path, number), text
+                        continue
                     self.count(TITLES, IN)
                     self.count(TITLES, problem)
-                    detail = (f"longer than {tt.MAX_LINE_BYTES} bytes" if problem == "line_too_long"
-                              else "not UTF-8")
+                    detail = (f"longer than {tt.MAX_LINE_BYTES} bytes"
+                              if problem == "line_too_long" else "not UTF-8")
                     yield dead(DeadLetter(path, f"line {number}", "", TITLES, problem, detail))
-                else:
-                    yield (0, path, number), text
+        except ValueError as exc:
+            yield from self.file_failed(path, "", exc)
+            return
+        self.count(FILES, KEPT)
 
 
 class ReadDumpTitles(Tallying):
+    """A dump -> (order, title) of its articles; a dump that stops being readable keeps the
+    titles before."""
+
     def process(self, path: str) -> Iterator[Any]:
         from wikisum.pipeline.dumps import DumpError
         from wikisum.pipeline.ingest.articles import open_dump
 
+        self.count(FILES, IN)
         n = 0
         try:
             with open_dump(path) as f:
                 for n, title in enumerate(tt.dump_titles(f)):
                     yield (1, path, n), title
-        except DumpError as exc:  # the titles before the damage are kept
+        except DumpError as exc:
             yield from self.file_failed(path, f"after {n} titles", exc)
+            return
+        self.count(FILES, KEPT)
 
 
 def ingest_titles(out: str):
@@ -159,18 +179,18 @@ class MakeQueries(beam.DoFn):
 
 class QueryShard(beam.DoFn):
     """(shard number, batches of (order, title, query, terms)) -> (order, (title, query, hits))
-    for every title, the shard opened once for all of them."""
+    for every title, the shard opened once for all of them. The index's record is the one the
+    job read at its start (a side input): every shard asked is of that run."""
 
     def __init__(self, index: str, k: int):
         self.index, self.k = index, k
 
     def setup(self):
         self.progress = WorkerProgress("search", "titles")
-        self.info = idx.read_record(self.index)["index"]
 
-    def process(self, item) -> Iterator[Any]:
+    def process(self, item, info: dict) -> Iterator[Any]:
         number, batches = item
-        shard = idx.Shard(self.index, self.info["run"], self.info["shards"][number])
+        shard = idx.Shard(self.index, info["run"], info["shards"][number])
         try:
             for batch in batches:
                 for order, title, query, terms in batch:
@@ -233,20 +253,26 @@ class ResultLines(Tallying):
         yield order, result_line(title, urls, scores, "local", query)
 
 
-def write_lines(item, out: str, staging: str):
-    """Every (order, line) -> the results file staged, lines in order."""
+def write_lines(item, out: str, staging: str, buffer_bytes: int = SORT_BUFFER_BYTES):
+    """Every (order, line) -> the results file staged, lines in order; sorted in bounded
+    memory (:func:`wikisum.core.shards.sorted_spilled`: runs spilled to local disk), so one
+    worker writes the results of millions of titles."""
     _, lines = item
     temporary = beamio.staging_path(staging, out)
-    with files.open_write(temporary) as f:
-        for _, line in sorted((kv for kv in lines if kv is not None), key=lambda kv: kv[0]):
-            f.write(line.encode("utf-8"))
+    with tempfile.TemporaryDirectory(prefix="wikisum-search-") as work, \
+            files.open_write(temporary) as f:
+        pairs = ((order, line.encode("utf-8")) for order, line in
+                 (kv for kv in lines if kv is not None))
+        for _, line in shards.sorted_spilled(pairs, work, buffer_bytes):
+            f.write(line)
     return beamio.Staged(out, temporary, 0)
 
 
 def summary_text(staged, counts: list, failed: list, info: dict, config: SearchConfig) -> str:
     return summary_json(job_summary(
         "search", config, counts, engine="local", index_documents=info["documents"],
-        index_lang=info["lang"], dropped_titles=sorted(failed)[:MAX_FAILED_LISTED]))
+        index_lang=info["lang"],
+        dropped_titles=sorted(failed, key=dropped_order)[:MAX_FAILED_LISTED]))
 
 
 def build(p: beam.Pipeline, config: SearchConfig, token: str) -> None:
@@ -288,7 +314,7 @@ def build(p: beam.Pipeline, config: SearchConfig, token: str) -> None:
                | "Scatter" >> beam.FlatMap(
                    lambda batch, info: ((s, batch) for s in range(len(info["shards"]))), info)
                | "GroupByShard" >> beam.GroupByKey()
-               | "QueryShards" >> beam.ParDo(QueryShard(config.index, ask))
+               | "QueryShards" >> beam.ParDo(QueryShard(config.index, ask), info)
                | "Gather" >> beam.CombinePerKey(MergeHits(ask)))
     lines = answers | "ResultLines" >> beam.ParDo(ResultLines(config.k, config.mirrors)
                                                    ).with_outputs(TALLY, main="lines")
@@ -304,10 +330,15 @@ def build(p: beam.Pipeline, config: SearchConfig, token: str) -> None:
     failed_list = (tuple(a[DEAD] for a in accounts if a is not lines)
                    | "AllDropped" >> beam.Flatten()
                    | "Named" >> beam.Map(dead_entry)
-                   | "Sample" >> beam.combiners.Top.Smallest(MAX_FAILED_LISTED))
+                   | "Sample" >> beam.combiners.Top.Smallest(MAX_FAILED_LISTED, key=dropped_order))
     _ = (staged | "Commit" >> Commit(
         summary_path(out), lambda files_, c, f, i: summary_text(files_, c, f, i, config), [],
         staging, side=[counts, failed_list, records]))
+
+
+def dropped_order(entry: tuple) -> tuple:
+    """Dropped titles in the order they came: by file, then place (line 2 before line 10)."""
+    return entry[0], len(entry[1]), entry[1], entry[2:]
 
 
 def dead_entry(letter: DeadLetter) -> tuple:

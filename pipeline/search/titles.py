@@ -33,7 +33,7 @@ def title_problem(title: str) -> str | None:
     whitespace), ``title_too_long`` (over :data:`MAX_TITLE_CHARS` characters),
     ``control_characters`` (C0/C1 controls, which no Wikipedia title holds) or
     ``not_text`` (a lone surrogate)."""
-    if not title.strip():
+    if not title.replace("_", " ").strip():  # "___" is an empty query
         return "empty_title"
     if len(title) > MAX_TITLE_CHARS:
         return "title_too_long"
@@ -59,6 +59,20 @@ def query_for(title: str, mode: str = DEFAULT_QUERY) -> str:
     return query
 
 
+def decompressed(f, path: str):
+    """A titles file opened raw, read through the decompressor its name calls for (``.gz``,
+    ``.bz2``, ``.xz``), so that it reads a line at a time in bounded memory either way."""
+    import bz2
+    import gzip
+    import lzma
+
+    for suffix, opener in ((".gz", lambda: gzip.GzipFile(fileobj=f)),
+                           (".bz2", lambda: bz2.BZ2File(f)), (".xz", lambda: lzma.LZMAFile(f))):
+        if path.endswith(suffix):
+            return opener()
+    return f
+
+
 def file_lines(f, max_bytes: int = MAX_LINE_BYTES
                ) -> Iterator[tuple[int, str | None, str | None]]:
     """(line number, text, None) of a binary titles file, one title a line; a line longer than
@@ -68,7 +82,11 @@ def file_lines(f, max_bytes: int = MAX_LINE_BYTES
     part of its first title."""
     number = 0
     while True:
-        line = f.readline(max_bytes + 1)
+        try:
+            line = f.readline(max_bytes + 1)
+        except (OSError, EOFError, ValueError) as exc:  # a damaged compressed file
+            raise ValueError(f"the titles file stops being readable after line {number}: "
+                             f"{exc}") from exc
         if not line:
             return
         number += 1
@@ -76,7 +94,7 @@ def file_lines(f, max_bytes: int = MAX_LINE_BYTES
             line = line[len(UTF8_BOM):]
         if len(line) > max_bytes and not line.endswith(b"\n"):
             while True:
-                chunk = f.readline(1 << 20)
+                chunk = f.readline(1 << 20)  # a damaged stream raises as above
                 if not chunk or chunk.endswith(b"\n"):
                     break
             yield number, None, "line_too_long"

@@ -44,7 +44,13 @@ from wikisum.pipeline.search.engines import (
     Credentials,
     Engine,
 )
-from wikisum.pipeline.search.results import RESULT_URLS, kept_results, result_line, summary_path
+from wikisum.pipeline.search.results import (
+    RESULT_URLS,
+    kept_results,
+    partial_path,
+    result_line,
+    summary_path,
+)
 from wikisum.pipeline.search.sites import MIRROR_SITES
 from wikisum.pipeline.search.webcache import COMMAND, AnswerCache, QuotaLedger, open_cache_folder
 from wikisum.pipeline.search.webclient import (
@@ -225,7 +231,17 @@ def search_titles(config: WebSearchConfig, titles: Iterable[str], credentials: C
                 kept = kept_urls(urls, config, tally)
                 out.write(result_line(title, kept, None, engine.name, query).encode("utf-8"))
                 bar.update(1, postfix=_postfix(answers, tally))
-        files.rename(temporary, config.out)
+        # The record goes first: results without it are whole (renamed whole), while an
+        # earlier run's record beside new results would misstate them.
+        for earlier in (summary_path(config.out), partial_path(config.out)):
+            if files.exists(earlier):
+                files.delete(earlier)
+        if stopped is None:
+            files.rename(temporary, config.out)
+        else:  # not whole: never under the name ingest reads
+            if files.exists(config.out):
+                files.delete(config.out)
+            files.rename(temporary, partial_path(config.out))
         written = True
     finally:
         if not written:

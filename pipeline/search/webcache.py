@@ -7,6 +7,7 @@ so that a later run, or another output's run given the same ``--cache``, takes i
 
     CACHE/.wikisum                 the marker
     CACHE/quota-ENGINE.json        {"engine", "day" (UTC), "used"}
+    CACHE/quota-ENGINE.json.lock   taken while a request is counted (runs sharing the folder)
     CACHE/answers/ab/abcd....json  {"format", "engine", "endpoint", "query", "count", "urls",
                                     "asked"}
 """
@@ -69,10 +70,23 @@ class QuotaLedger:
         return None if self.limit is None else max(0, self.limit - self.used)
 
     def spend(self) -> None:
+        """One request more, counted under a lock on the ledger: two runs sharing the cache
+        folder add up, never write over each other's counts."""
+        import fcntl
+
         self._roll()
-        self.used += 1
-        write_atomic(self.path, json.dumps({"engine": self.engine, "day": self.day,
-                                            "used": self.used}) + "\n")
+        with open(self.path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    record = json.load(f)
+                if record.get("day") == self.day and isinstance(record.get("used"), int):
+                    self.used = max(self.used, record["used"])
+            except (OSError, ValueError, AttributeError):
+                pass  # none yet, or unreadable: this run's own count stands
+            self.used += 1
+            write_atomic(self.path, json.dumps({"engine": self.engine, "day": self.day,
+                                                "used": self.used}) + "\n")
 
 
 class AnswerCache:

@@ -220,8 +220,8 @@ class Client:
             return Verdict(RETRY, reason=exc.reason, detail=exc.detail)
         self.statuses[str(status)] += 1
         hint = self.engine.rate_hint(headers)
-        if hint:
-            self.limiter.slow_to(hint)
+        if hint:  # never slower than one request per MAX_WAIT_S, whatever a header says
+            self.limiter.slow_to(max(hint, 1.0 / MAX_WAIT_S))
         if len(body) > MAX_BODY_BYTES:
             return Verdict(FAIL, reason="too_large",
                            detail=f"an answer over {MAX_BODY_BYTES:,} bytes")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -154,7 +155,7 @@ def one_shard(tmp_path):
     assert idx.build_shard(str(shard), pages, 15_000_000) == 3
     entry = record_for(shard)
     record = {"index": {"format": idx.FORMAT, "version": idx.VERSION, "lang": "en",
-                        "run": "RUN", "documents": 3, "shards": [entry]}}
+                        "stemmer": "english", "run": "RUN", "documents": 3, "shards": [entry]}}
     (root / idx.RECORD).write_text(json.dumps(record))
     return root, shard
 
@@ -207,4 +208,24 @@ def test_a_record_that_does_not_parse_is_refused(one_shard):
     root, _ = one_shard
     (root / idx.RECORD).write_text("{half")
     with pytest.raises(idx.BadIndex, match="does not parse"):
+        idx.read_record(str(root))
+
+
+@pytest.mark.parametrize("change,says", [
+    (lambda i: i.update(version=True), "format version True"),
+    (lambda i: i.pop("run"), "no run folder named"),
+    (lambda i: i.update(run="../elsewhere"), "no run folder named"),
+    (lambda i: i.pop("lang"), "no language"),
+    (lambda i: i["shards"][0].update(name="shard-00003-of-00009"), "is not named"),
+    (lambda i: i["shards"][0].update(files={}), "lists no index files"),
+    (lambda i: i["shards"][0]["files"].update({"../x": {"bytes": 1, "sha256": "0"}}),
+     "is not a name"),
+    (lambda i: i.update(stemmer="porter"), "analysed with the stemmer 'porter'"),
+])
+def test_a_record_of_the_wrong_shape_is_refused_by_name(one_shard, change, says):
+    root, _ = one_shard
+    record = json.loads((root / idx.RECORD).read_text())
+    change(record["index"])
+    (root / idx.RECORD).write_text(json.dumps(record))
+    with pytest.raises(idx.BadIndex, match=re.escape(says)):
         idx.read_record(str(root))

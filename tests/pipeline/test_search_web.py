@@ -427,7 +427,9 @@ def test_a_spent_vendor_quota_stops_the_run_and_a_rerun_resumes(stand_in, keys, 
     out = tmp_path / "r.jsonl"
     assert websearch.run(namespace(stand_in, out), titles) == 1
     assert stand_in.queries() == ["A", "B"]  # never retried, nothing asked after it
-    assert [r["title"] for r in results(out)] == ["A"]
+    # not whole: kept aside, never under the name ingest reads
+    assert not out.exists()
+    assert [r["title"] for r in results(tmp_path / "r.partial.jsonl")] == ["A"]
     summary = summary_of(out)
     assert summary["stopped"]["reason"] == "vendor_quota"
     assert summary["stopped"]["titles_left"] == 4
@@ -438,6 +440,7 @@ def test_a_spent_vendor_quota_stops_the_run_and_a_rerun_resumes(stand_in, keys, 
     assert websearch.run(namespace(stand_in, out), titles) == 0
     assert stand_in.queries() == ["A", "B", "B", "C", "D", "E"]
     assert [r["title"] for r in results(out)] == titles
+    assert not (tmp_path / "r.partial.jsonl").exists()
 
 
 def test_google_daily_limit_exceeded_stops_the_run(clock, tmp_path, monkeypatch):
@@ -523,7 +526,7 @@ def test_the_daily_quota_holds_across_runs_and_resets_the_next_utc_day(clock, tm
         assert websearch.run(namespace(server, out, daily_quota=2), titles[:1]) == 0
         assert websearch.run(namespace(server, out, daily_quota=2), titles) == 1
         assert server.queries() == ["A", "B"]  # two today, across the two runs
-        assert [r["title"] for r in results(out)] == ["A", "B"]
+        assert [r["title"] for r in results(tmp_path / "r.partial.jsonl")] == ["A", "B"]
         summary = summary_of(out)
         assert summary["stopped"]["reason"] == "daily_quota"
         assert summary["stopped"]["titles_left"] == 3
@@ -616,6 +619,7 @@ def test_the_cache_is_an_owned_output_and_an_earlier_runs_cache_is_taken_up(cloc
         assert websearch.outputs(first) == [
             ownership.Output("--out", str(tmp_path / "one.jsonl"), "file"),
             ownership.Output("--out", str(tmp_path / "one.summary.json"), "file"),
+            ownership.Output("--out", str(tmp_path / "one.partial.jsonl"), "file"),
             ownership.Output("--cache", str(cache), "dir")]
         with ownership.guarded("search", websearch.outputs(first)):
             assert websearch.run(first, ["A"]) == 0
@@ -624,7 +628,7 @@ def test_the_cache_is_an_owned_output_and_an_earlier_runs_cache_is_taken_up(cloc
             assert websearch.run(second, ["A", "B"]) == 0
         assert server.queries() == ["A", "B"]
         assert ownership.read_marker(str(cache))["command"] == "search"
-        assert websearch.outputs(namespace(server, tmp_path / "r.jsonl"))[2].path == str(
+        assert websearch.outputs(namespace(server, tmp_path / "r.jsonl"))[-1].path == str(
             tmp_path / "r.cache")
         assert websearch.outputs(namespace(server, tmp_path / "r.jsonl", dry_run=True)) == []
 
@@ -844,3 +848,29 @@ def test_the_search_command_asks_the_engine(clock, tmp_path, capsys):
     assert [r["title"] for r in results(out)] == ["Loumbury", "Sailhaven"]
     assert ownership.is_ours_file(str(out), "search")
     assert "search finished" in capsys.readouterr().out
+
+
+def test_a_key_with_a_line_break_is_refused_naming_the_variable_only(tmp_path, monkeypatch,
+                                                                      capsys):
+    monkeypatch.setenv("WIKISUM_BRAVE_API_KEY", "secret-key\r\nX-Injected: 1")
+    server = StandIn("brave")
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            websearch.run(namespace(server, tmp_path / "r.jsonl"), ["A"])
+    finally:
+        server.close()
+    message = str(exit_.value.code)
+    assert "WIKISUM_BRAVE_API_KEY" in message and "secret-key" not in message
+    assert server.queries() == []
+
+
+def test_two_runs_sharing_a_cache_add_up_their_requests(tmp_path):
+    from wikisum.pipeline.search.webcache import QuotaLedger
+
+    first = QuotaLedger(str(tmp_path), "brave", 10)
+    second = QuotaLedger(str(tmp_path), "brave", 10)
+    first.spend()
+    second.spend()
+    first.spend()
+    assert json.loads((tmp_path / "quota-brave.json").read_text())["used"] == 3
+    assert QuotaLedger(str(tmp_path), "brave", 10).remaining() == 7

@@ -153,9 +153,14 @@ def test_a_rerun_replaces_the_index_and_leaves_no_earlier_shards(sample_corpus, 
     out = tmp_path / "index"
     wet = ["--wet", str(sample / "wet" / "*.warc.wet.gz")]
     assert cli.main(["search-index", *wet, "--out", str(out), "--shards", "2"]) == 0
+    mine = out / idx.SHARDS / "my-notes"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine")
     assert cli.main(["search-index", *wet, "--out", str(out), "--shards", "1"]) == 0
     record = json.loads((out / idx.RECORD).read_text())
-    assert [p.name for p in (out / idx.SHARDS).iterdir()] == [record["index"]["run"]]
+    assert sorted(p.name for p in (out / idx.SHARDS).iterdir()) == sorted(
+        [record["index"]["run"], "my-notes"])
+    assert (mine / "keep.txt").read_text() == "mine"
     assert [s["name"] for s in record["index"]["shards"]] == ["shard-00000-of-00001"]
     assert not list(out.glob(".temp-*"))
 
@@ -241,3 +246,34 @@ def test_build_with_a_web_search_api_joins_its_results(sample_corpus, tmp_path, 
         columns=["references"]) for ref in row["references"]]
     assert sources.count("search") > 0
     assert len(asked) == len(lines)
+
+
+def test_a_compressed_titles_file_reads_and_an_empty_query_is_no_title(sample_index, tmp_path):
+    import gzip
+
+    titles = tmp_path / "titles.txt.gz"
+    titles.write_bytes(gzip.compress(b"Loumbury\n___\n" + b"Sailhaven\n" * 2))
+    out = tmp_path / "r.jsonl"
+    assert cli.main(["search", "--index", str(sample_index), "--titles", str(titles),
+                     "--out", str(out)]) == 0
+    assert [json.loads(x)["title"] for x in out.read_text().splitlines()] == [
+        "Loumbury", "Sailhaven"]
+    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    assert summary["stages"]["titles"]["dropped"] == {"empty_title": 1, "duplicate_title": 1}
+    assert [d[1] for d in summary["dropped_titles"]] == ["2", "4"]
+
+
+def test_a_damaged_compressed_titles_file_keeps_the_titles_before(sample_index, tmp_path,
+                                                                   capsys):
+    import gzip
+
+    titles = tmp_path / "titles.txt.gz"
+    titles.write_bytes(gzip.compress(b"Loumbury\n" * 1 + b"Sailhaven\n" * 20000)[:-40])
+    out = tmp_path / "r.jsonl"
+    assert cli.main(["search", "--index", str(sample_index), "--titles", str(titles),
+                     "--out", str(out)]) == 0  # a counted, recorded drop
+    assert "1 titles file(s) stopped being readable" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 1}
+    assert [json.loads(x)["title"] for x in out.read_text().splitlines()] == [
+        "Loumbury", "Sailhaven"]
