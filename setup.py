@@ -73,8 +73,9 @@ EXTRAS = {
     "gcs": ["gcsfs>=2023.1"],
     "s3": ["s3fs>=2023.1"],
     # Hugging Face `datasets`, to read a build with `datasets.load_dataset(BUILD_DIR)` (the
-    # dataset card's configs); wikisum itself never imports it.
-    "hf": ["datasets>=2.16"],
+    # dataset card's configs; wikisum itself never imports it), and `transformers`, to
+    # fine-tune a pretrained checkpoint (`wikisum train --model hf --init PATH`).
+    "hf": ["datasets>=2.16", "transformers>=4.45"],
     # Training logs besides RUN/log.jsonl: `wikisum train --log-to tensorboard` / `wandb`.
     "tensorboard": ["tensorboard>=2.14"],
     "wandb": ["wandb>=0.16"],
@@ -97,6 +98,8 @@ EXTRAS = {
         "bm25s>=0.2",
         # A test loads a build with it.
         "datasets>=2.16",
+        # The tests fine-tune tiny pretrained-style checkpoints (`--model hf`).
+        "transformers>=4.45",
         # Drives Debian's chromium (never a downloaded browser) in the tests that open the
         # pages the tool writes: the extractor report, the human-evaluation and compare pages.
         "playwright>=1.40",

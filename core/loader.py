@@ -14,6 +14,16 @@ same way; the input is the source's ids cut to L, and extractor and corpus are i
     for ex in Dataset("build/gigaword").examples("train", max_input_tokens=100, exemplars=True):
         ex.inputs, ex.targets, ex.exemplar  # exemplar: see `wikisum exemplars`
 
+The rows hold text beside the ids (a ranked row's ``title``, ``lead`` and every paragraph's
+``text``; a pair's ``source`` and ``target``), so the loader serves two kinds of example: ids in
+the dataset's sentencepiece vocabulary for the paper's families (:meth:`Dataset.examples`,
+cut to L here), and text for a model with its own tokenizer (:meth:`Dataset.text_examples`:
+the title, the paragraphs in rank order and the target's text, which that model tokenises
+and cuts to L in its tokens; ``wikisum train --model hf``):
+
+    for ex in data.text_examples("train", extractor="tfidf", corpus="combined"):
+        ex.title, ex.paragraphs, ex.target
+
 Two views of a ranked dataset serve the paper's whole-article models (section 6):
 ``target="article"`` makes the target the whole article (the lead, then each section as
 ``<sec>`` title ``<eoh>`` text: :mod:`wikisum.core.articlelayout`; a build with
@@ -43,6 +53,18 @@ class Example:
     inputs: list[int]
     targets: list[int]  # the lead's ids (or the article's: target="article"), without </s>
     exemplar: list[int] | None = None  # the retrieved training target's ids (AdaDec, AttExp)
+
+
+@dataclass(frozen=True)
+class TextExample:
+    """An example as text, for a model that tokenises it itself: its input is the title (where
+    ``titled``), a separator, then ``paragraphs`` in order, cut to L of its own tokens."""
+
+    id: int
+    title: str
+    paragraphs: list[str]  # ranked references in rank order; a pair's source; [] title-only
+    target: str  # the lead's text (a pair's target)
+    titled: bool = True  # False for a headline pair: the input is the source alone
 
 
 def ranking(row: dict, extractor: str, corpus: str) -> list[int]:
@@ -321,6 +343,32 @@ class Dataset:
         else:
             stream = self._ranked_examples(split, extractor, corpus, max_input_tokens, target)
         yield from self._with_exemplars(split, stream, target) if exemplars else stream
+
+    def text_examples(self, split: str, extractor: str | None = None,
+                      corpus: str | None = None, *, target: str = "lead",
+                      inputs: str = "ranked") -> Iterator[TextExample]:
+        """The split's examples as text (:class:`TextExample`), in the order of
+        :meth:`examples`. Only the lead has a text column: ``target="article"`` is refused."""
+        self.check_view(target, inputs)
+        if target != "lead":
+            raise ValueError(f"{self.dir}: whole-article targets are held as ids only; a model "
+                             "that reads text trains on the lead")
+        if self.kind == "pairs":
+            for row in self.rows(split, ["id", "source", "target"]):
+                yield TextExample(row["id"], "", [row["source"]], row["target"], titled=False)
+            return
+        if inputs == "title":
+            for row in self.rows(split, ["id", "title", "lead"]):
+                yield TextExample(row["id"], row["title"], [], row["lead"])
+            return
+        if extractor not in self.info["extractors"]:
+            raise ValueError(f"extractor {extractor!r} not in this dataset; it has "
+                             f"{self.info['extractors']}")
+        if corpus not in self.info["corpora"]:
+            raise ValueError(f"corpus {corpus!r} not in {self.info['corpora']}")
+        for row in self.rows(split, ["id", "title", "lead", "paragraphs", "rankings"]):
+            yield TextExample(row["id"], row["title"], ranked_texts(row, extractor, corpus),
+                              row["lead"])
 
     def _pair_examples(self, split: str, max_input_tokens: int | None) -> Iterator[Example]:
         if max_input_tokens is not None and max_input_tokens < 1:

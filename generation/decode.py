@@ -294,8 +294,11 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         dataset.split_files(split)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"--split {split}: {exc}") from exc
-    check_dataset_vocab(bundle, dataset)
-    eos_id = int(dataset.special_ids["eos"])
+    # a model with its own tokenizer (hf) reads the dataset's text, not its ids
+    encode = getattr(model, "encode_example", None)
+    if encode is None:
+        check_dataset_vocab(bundle, dataset)
+    eos_id = int(model.eos_id if encode is not None else dataset.special_ids["eos"])
     search = search or default_search(options, eos_id=eos_id)
     target = Path(out)
     try:
@@ -325,7 +328,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         examples = read_examples(dataset, split, bundle.extractor, bundle.corpus,
                                  bundle.max_input_tokens,
                                  exemplars_needed(factory or models, bundle.name),
-                                 target=bundle.target, inputs=bundle.inputs)
+                                 target=bundle.target, inputs=bundle.inputs, encode=encode)
         render = record_writer(bundle, eos_id, lang=dataset_language(dataset))
         texts = ReferenceTexts(dataset, split)
         # An article reference is scored as training saw it, cut to max_target_tokens (its

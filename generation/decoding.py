@@ -589,11 +589,47 @@ class DecodeOptions:
         return out
 
 
+def generate_settings(options: DecodeOptions) -> dict:
+    """``options`` as the arguments of transformers' ``generate`` (a pretrained model,
+    ``--model hf``): ``num_beams`` the beam, ``length_penalty`` alpha (it divides a beam's
+    score by ``length ** alpha``, not GNMT's ``((5 + length) / 6) ** alpha``: the same
+    preference, not the same ranking), ``max_new_tokens`` max_len, ``min_new_tokens``
+    min_len, ``no_repeat_ngram_size``; sampling: ``do_sample`` with ``temperature``,
+    ``top_k`` and ``top_p``."""
+    if options.wfe:
+        raise ValueError("wfe decoding needs a model trained with the word-frequency "
+                         "estimator; a pretrained (hf) model has none")
+    settings: dict = {"max_new_tokens": options.max_len, "min_new_tokens": options.min_len}
+    if options.no_repeat_ngram_size:
+        settings["no_repeat_ngram_size"] = options.no_repeat_ngram_size
+    if options.sample:
+        settings.update(do_sample=True, num_beams=1, temperature=options.temperature,
+                        top_k=options.top_k or None, top_p=options.top_p)
+    else:
+        settings.update(do_sample=False, num_beams=options.beam_size,
+                        length_penalty=options.alpha)
+        if options.beam_size > 1:
+            settings["early_stopping"] = True
+    return settings
+
+
 def generate(model, batch, options: DecodeOptions, *, eos_id: int,
              keys: Sequence[int] | None = None,
              processors: Sequence[ScoreProcessor] = ()) -> list[Hypothesis]:
     """The hypothesis of every batch row under ``options`` (beam search, greedy search or
-    sampling). ``keys`` (one per row, e.g. example ids) seed sampling's per-row generators."""
+    sampling). ``keys`` (one per row, e.g. example ids) seed sampling's per-row generators.
+    A pretrained model (``generate_ids``: ``--model hf``) decodes with transformers'
+    ``generate`` (:func:`generate_settings`; its hypotheses carry no scores) and ends its
+    outputs at its own eos."""
+    if hasattr(model, "generate_ids"):
+        if processors:
+            raise ValueError("score processors do not apply to a pretrained (hf) model")
+        seeds = None
+        if options.sample and options.seed is not None:
+            seeds = [row_seed(options.seed, int(k)) for k in (keys or range(batch.size))]
+        return [Hypothesis(tokens=tokens, score=0.0, logprob=0.0, finished=finished)
+                for tokens, finished in model.generate_ids(batch, generate_settings(options),
+                                                           seeds)]
     procs = list(processors)
     if options.no_repeat_ngram_size:
         procs.append(NoRepeatNGram(options.no_repeat_ngram_size))

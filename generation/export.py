@@ -43,6 +43,7 @@ from typing import Any
 EXPORT_FORMAT = "wikisum-export"
 FORMATS = ("wikisum", "hf")  # `wikisum export --format`: this module's format, or transformers'
 EXPORT_VERSION = 1
+PRETRAINED_RECORD = "wikisum.json"  # an export of a `--model hf` run (generation.hfexport)
 HF_FORMAT = "wikisum-hf-export"  # config.json's "wikisum": {"format": ...} of a --format hf folder
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
@@ -140,6 +141,8 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
     from wikisum.training import datastats, vocabid
 
     folder = Path(path)
+    if (folder / PRETRAINED_RECORD).is_file():
+        return load_pretrained_export(folder, device)
     info_path = folder / CONFIG
     if not info_path.is_file():
         raise FileNotFoundError(f"{info_path} not found: is {folder} a `wikisum export` output?")
@@ -182,6 +185,32 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
                   int(info.get("step", 0)), folder, "export", None,
                   str(learned) if learned.is_file() else None, datastats.read(folder),
                   tokenizer_hash, inputs.get("target", "lead"), inputs.get("inputs", "ranked"),
+                  inputs.get("max_target_tokens"))
+
+
+def load_pretrained_export(folder: Path, device: str = "cpu") -> Bundle:
+    """The export of a ``--model hf`` run (``save_pretrained`` files and ``wikisum.json``) as
+    a :class:`Bundle`: the model and tokenizer read from the folder, nothing from the hub."""
+    from wikisum.models import hf
+
+    record = folder / PRETRAINED_RECORD
+    try:
+        info = json.loads(record.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{record} is not JSON: {exc}") from exc
+    if info.get("format") != EXPORT_FORMAT or info.get("model") != "hf":
+        raise ValueError(f"{record} is not the record of a wikisum export of a fine-tuned "
+                         "model")
+    refuse_pickles(folder)
+    model = hf.build("hf", init=str(folder))
+    model.to(device).eval()
+    inputs = info["input"]
+    special = dict(info["special_ids"])
+    return Bundle(model, "hf", model.config, model.text_tokenizer, special,
+                  info.get("dataset_kind", "ranked"), inputs["extractor"], inputs["corpus"],
+                  int(inputs["max_input_tokens"]), dict(info["decoding"]),
+                  int(info.get("step", 0)), folder, "export", None, None, None, None,
+                  inputs.get("target", "lead"), inputs.get("inputs", "ranked"),
                   inputs.get("max_target_tokens"))
 
 
@@ -228,7 +257,8 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r}; choose from {', '.join(FORMATS)}")
     bundle = load_run(run, "cpu", factory)
-    if format == "hf":
+    pretrained = bundle.name == "hf"  # a fine-tuned transformers model: its own folder
+    if format == "hf" and not pretrained:
         from wikisum.generation import hfexport
 
         hfexport.check_family(bundle.name)
@@ -238,6 +268,10 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
             and not is_export(target))):
         raise FileExistsError(f"{target} exists and is not an earlier export: give a new or "
                               "empty --out")
+    if pretrained:
+        from wikisum.generation import hfexport
+
+        return hfexport.write_pretrained(bundle, target)
     if format == "hf":
         return hfexport.write(bundle, target)
     learned = None

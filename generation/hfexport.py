@@ -241,3 +241,72 @@ is beam search (beam {info['decoding']['beam']}, length penalty alpha
 {info['decoding']['alpha']}), whose length penalty transformers' beam search does not share.
 The input must not be left-padded: decode rows of one length together.
 """
+
+
+# ------------------------------------------------------------------------------------------
+# A fine-tuned pretrained model (`train --model hf`): its own transformers folder
+
+
+PRETRAINED_RECORD = "wikisum.json"  # what wikisum knows of a fine-tuned model, beside its files
+
+
+def write_pretrained(bundle, target: Path) -> dict:
+    """Write a ``--model hf`` run (a fine-tuned transformers checkpoint) to ``target``: the
+    model and its tokenizer as ``save_pretrained`` writes them (``AutoModelFor...`` and
+    ``AutoTokenizer.from_pretrained(target)`` load them, no remote code), ``wikisum.json``
+    (what wikisum needs to use it: inputs, decoding, special ids) and the model card."""
+    from wikisum.generation.export import EXPORT_FORMAT, EXPORT_VERSION, _version
+    from wikisum.models import hf
+    from wikisum.training.checkpoint import write_text_atomically
+
+    target.mkdir(parents=True, exist_ok=True)
+    hf.save_pretrained(bundle.model, target)
+    config = asdict(bundle.config)
+    config["init"] = "."  # the export is its own checkpoint
+    inputs = {"extractor": bundle.extractor, "corpus": bundle.corpus,
+              "max_input_tokens": bundle.max_input_tokens, "target": bundle.target,
+              "inputs": bundle.inputs, "max_target_tokens": bundle.max_target_tokens}
+    model = bundle.model
+    info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
+            "model_config": config, "architecture": config.get("architecture"),
+            "special_ids": {"eos": model.eos_id, "sep": model.sep_id, "pad": model.pad_id},
+            "dataset_kind": bundle.dataset_kind, "input": inputs,
+            "decoding": bundle.decoding, "step": bundle.step,
+            "exported_from": str(bundle.path), "wikisum_version": _version()}
+    write_text_atomically(target / PRETRAINED_RECORD, json.dumps(info, indent=1) + "\n")
+    write_text_atomically(target / "README.md", pretrained_card(info, bundle, target))
+    parameters = sum(p.numel() for p in bundle.model.parameters())
+    return {"out": str(target), "model": bundle.name, "step": bundle.step,
+            "parameters": parameters, "format": "hf",
+            "files": sorted(p.name for p in target.iterdir() if not p.name.startswith("."))}
+
+
+def pretrained_card(info: dict, bundle, target: Path) -> str:
+    """README.md of a fine-tuned pretrained model's folder."""
+    inputs = info["input"]
+    meta = card_metadata(info, bundle, target.name)
+    meta["tags"] = [t for t in meta["tags"] if t != "custom_code"]
+    auto = ("AutoModelForSeq2SeqLM" if bundle.config.kind == "seq2seq"
+            else "AutoModelForCausalLM")
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    return f"""---
+{front}---
+
+# {info.get('architecture') or 'transformers model'} fine-tuned with wikisum
+
+Fine-tuned with `wikisum train --model hf` for {bundle.step} steps from
+`{bundle.config.init}` on a WikiSum-style dataset, and exported with `wikisum export`. It reads
+the article title, then the reference paragraphs ranked by wikisum's `{inputs['extractor']}`
+extractor (the `{inputs['corpus']}` corpus in training), cut to L = {inputs['max_input_tokens']}
+of this tokenizer's tokens, and writes the lead.
+
+```python
+from transformers import {auto}, AutoTokenizer
+
+model = {auto}.from_pretrained("THIS_DIRECTORY")
+tokenizer = AutoTokenizer.from_pretrained("THIS_DIRECTORY")
+```
+
+`wikisum decode --run THIS_DIRECTORY` and `wikisum.generation.summarize` read it too
+(`wikisum.json` holds what they need: the inputs, the default decoding and the special ids).
+"""

@@ -14,7 +14,8 @@ tokenised with the run's sentencepiece model and ranked by the run's extractor w
 as the query, and the input is the title's tokens, ``<t>``, then the paragraphs' tokens in rank
 order, cut to the first L tokens. For a headline-pairs model the input is the texts' tokens,
 cut to L; the title is not read. A title-only model (``wikisum train --inputs title``) reads the
-title and ``<t>`` alone; the texts are not read. Decoding is
+title and ``<t>`` alone; the texts are not read. A pretrained model (``--model hf``) reads the same
+title and ranked paragraphs, tokenised and cut to L by its own tokenizer. Decoding is
 :func:`wikisum.generation.decoding.generate`, beam search with the run's defaults unless told
 otherwise.
 
@@ -76,6 +77,8 @@ def model_input(bundle: Bundle, texts: str | Sequence[str], title: str = "",
     """The token ids the model reads for ``texts`` (module docstring)."""
     sp = bundle.tokenizer
     L = bundle.max_input_tokens
+    if hasattr(bundle.model, "encode_example"):
+        return _own_tokens(bundle, texts, title, extractor)
     if bundle.inputs == "title":
         if not title.strip():
             raise ValueError("the model reads the title alone (trained with --inputs title): "
@@ -98,6 +101,31 @@ def model_input(bundle: Bundle, texts: str | Sequence[str], title: str = "",
             break
         ids.extend(pieces[i])
     return ids[:L]
+
+
+def _own_tokens(bundle: Bundle, texts: str | Sequence[str], title: str,
+                extractor: str | None) -> list[int]:
+    """The input of a model with its own tokenizer (``--model hf``): the same text, ranked
+    the same way, tokenised and cut to L by the model (``encode_example``)."""
+    from wikisum.core.loader import TextExample
+
+    if bundle.inputs == "title":
+        if not title.strip():
+            raise ValueError("the model reads the title alone (trained with --inputs title): "
+                             "pass title=")
+        example = TextExample(0, title, [], "")
+    else:
+        paragraphs = paragraphs_of(texts)
+        if not paragraphs:
+            raise ValueError("nothing to summarize: the texts hold no paragraph with a word "
+                             "in it")
+        if bundle.dataset_kind == "pairs":
+            example = TextExample(0, "", [" ".join(paragraphs)], "", titled=False)
+        else:
+            order = ranker(bundle, extractor).rank(title, paragraphs,
+                                                   sources=["citation"] * len(paragraphs))
+            example = TextExample(0, title, [paragraphs[i] for i in order], "")
+    return bundle.model.encode_example(example, bundle.max_input_tokens).inputs
 
 
 def options_for(bundle: Bundle, **settings):
@@ -162,7 +190,7 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
                          "from: use `wikisum decode` on a dataset")
     options = options_for(bundle, **settings)
     ids = model_input(bundle, texts, title, extractor)
-    eos = bundle.eos_id
+    eos = int(getattr(bundle.model, "eos_id", bundle.eos_id))
     where = next(bundle.model.parameters()).device
     batch = make_batch([ids], [[eos]]).to(where)
     with torch.no_grad():

@@ -19,6 +19,8 @@ FAMILIES = {
     "attexp": "wikisum.models.recurrent",
     "adadec": "wikisum.models.recurrent",
     "adadec+attexp": "wikisum.models.recurrent",
+    # a pretrained Hugging Face checkpoint (train --init PATH), fine-tuned: wikisum[hf]
+    "hf": "wikisum.models.hf",
 }
 NAMES = list(FAMILIES)
 PRESETS = ("tiny", "base", "paper")

@@ -30,7 +30,7 @@ from itertools import islice
 import pyarrow as pa
 
 from wikisum.core import shards
-from wikisum.core.loader import Dataset, Example
+from wikisum.core.loader import Dataset, Example, TextExample
 from wikisum.models.base import Batch, make_batch
 
 # Reasons an example is skipped; each is counted.
@@ -145,10 +145,15 @@ def length_batches(pairs: Iterable[Pair], max_tokens: int, *, rng: random.Random
 
 def read_examples(dataset: Dataset, split: str, extractor: str, corpus: str,
                   max_input_tokens: int, exemplars: bool = False, *, target: str = "lead",
-                  inputs: str = "ranked") -> Iterator[Example]:
+                  inputs: str = "ranked",
+                  encode: Callable[[TextExample, int], Example] | None = None
+                  ) -> Iterator[Example]:
     """The loader's examples of ``split`` (``target`` and ``inputs``:
     :meth:`wikisum.core.loader.Dataset.examples`), read one shard at a time so that a shard
-    pyarrow cannot read raises :class:`CorruptShardError` naming that file."""
+    pyarrow cannot read raises :class:`CorruptShardError` naming that file. With ``encode``
+    (a model that tokenises text itself: ``encode_example``) the examples are read as text
+    (:meth:`~wikisum.core.loader.Dataset.text_examples`) and ``encode(example, L)`` makes
+    their ids."""
     files = dataset.files(split)
     if not files:
         raise FileNotFoundError(f"no {split} shards in {dataset.dir}")
@@ -162,7 +167,12 @@ def read_examples(dataset: Dataset, split: str, extractor: str, corpus: str,
         one = copy.copy(dataset)
         one.files = lambda _split, path=path: [path]
         try:
-            yield from one.examples(split, extractor, corpus, max_input_tokens, **kwargs)
+            if encode is not None:
+                for text in one.text_examples(split, extractor, corpus, target=target,
+                                              inputs=inputs):
+                    yield encode(text, max_input_tokens)
+            else:
+                yield from one.examples(split, extractor, corpus, max_input_tokens, **kwargs)
         except (pa.ArrowException, OSError) as exc:
             raise CorruptShardError(f"cannot read shard {path}: {exc}") from exc
 

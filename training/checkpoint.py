@@ -5,6 +5,7 @@ A run directory holds everything needed to use the model::
     RUN/config.json             model name, model config, train config, dataset special ids;
                                 the dataset's path relative to RUN (see training/runpaths.py)
     RUN/vocab.model             the sentencepiece model of the data, copied
+    RUN/hf-tokenizer/           a pretrained checkpoint's tokenizer (``--model hf``), saved
     RUN/checkpoints/step-N.pt   the last ``keep_checkpoints`` checkpoints
     RUN/checkpoints/best.pt     with early stopping (``patience``): the checkpoint of the step
                                 with the lowest dev perplexity so far
@@ -243,7 +244,7 @@ class Loaded:
     name: str
     config: Any  # the model config dataclass
     train_config: TrainConfig
-    tokenizer: Any  # sentencepiece.SentencePieceProcessor of the run
+    tokenizer: Any  # the run's sentencepiece model; an hf run's models.hf.TextTokenizer
     step: int
     checkpoint: Path
     run: Path
@@ -277,13 +278,17 @@ def load(path: str, device: str = "cpu", factory=models) -> Loaded:
     model = factory.from_config(state["model_name"], state["model_config"])
     model.load_state_dict(state["model"])
     model.to(device).eval()
+    if hasattr(model, "attach_run"):  # a model with its own tokenizer (hf): the run's copy
+        model.attach_run(run)
     vocab_path = run / "vocab.model"
     if not vocab_path.is_file():
         raise FileNotFoundError(f"{vocab_path} not found: a run directory holds its vocabulary")
     expected, recorded_in = recorded_vocab(state, ckpt, run)
     found = vocabid.check(vocab_path, expected, recorded_in, RESTORE_VOCAB)
+    tokenizer = (model.text_tokenizer if hasattr(model, "text_tokenizer")
+                 else vocab.load(str(vocab_path)))
     return Loaded(model, state["model_name"], model.config, train_config_of(state, run),
-                  vocab.load(str(vocab_path)), state["step"], ckpt, run, found)
+                  tokenizer, state["step"], ckpt, run, found)
 
 
 RESTORE_VOCAB = ("Put the run's own vocab.model back (`wikisum train` copied it from the "

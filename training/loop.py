@@ -319,6 +319,9 @@ class _Trainer:
         config = self.config = self.auto.config
         self.vocab_sha256 = self._check_vocab(state, ckpt)
         self.model = self._load_or_init(state, ckpt, factory).to(procs.device)
+        if hasattr(self.model, "encode_example"):  # a model with its own tokenizer (hf)
+            self.model.check_lengths(config.max_input_tokens)
+            self.eos_id = int(self.model.eos_id)
         self.optimizer, self.scheduler = self._optimizer()
         position, skipped_before = self._restore(state, ckpt)
         self.stream = batching.BatchStream(self._epoch, position, skipped_before)
@@ -347,6 +350,8 @@ class _Trainer:
             _check_resumable(TrainConfig.from_dict(state["train_config"]), config, ckpt)
             model = factory.from_config(state["model_name"], state["model_config"])
             model.load_state_dict(state["model"])
+            if hasattr(model, "attach_run"):  # its tokenizer: the run's copy
+                model.attach_run(self.run_dir)
             return model
         random.seed(config.seed)
         np.random.seed(config.seed)
@@ -443,7 +448,8 @@ class _Trainer:
         c = self.config
         return batching.read_examples(self.dataset, split, c.extractor, c.corpus,
                                       c.max_input_tokens, self.exemplars, target=c.target,
-                                      inputs=c.inputs)
+                                      inputs=c.inputs,
+                                      encode=getattr(self.model, "encode_example", None))
 
     def _epoch(self, epoch: int, counts: Counter) -> Iterator[list[batching.Pair]]:
         c = self.config
@@ -490,6 +496,8 @@ class _Trainer:
         target = self.run_dir / "vocab.model"
         if fresh or not target.exists():
             copy_file(find_vocab(self.dataset), target)
+        if hasattr(self.model, "save_run_files"):  # a model's own tokenizer (hf)
+            self.model.save_run_files(self.run_dir)
         info = {"model": self.name, "model_config": asdict(self.model.config),
                 "train_config": self._stored_config(), runpaths.RELATIVE_TO: runpaths.RUN,
                 "vocab": "vocab.model", vocabid.KEY: self.vocab_sha256,

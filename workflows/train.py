@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from wikisum import models
 from wikisum.workflows import checks
@@ -22,6 +23,12 @@ them; max_target_tokens (default 2,192 for articles, as the paper) skips longer 
 examples (long_targets=skip, counted in the start-up lines and summary.json; dev perplexity
 keeps them, cut). --inputs title conditions on the title alone (the paper's title-only model).
 Decode, evaluate, export and summarize follow the run's target and inputs.
+
+A pretrained model (pip install 'wikisum[hf]'): --model hf --init PATH fine-tunes the local
+Hugging Face checkpoint in PATH (any AutoModelForSeq2SeqLM or AutoModelForCausalLM, with its
+tokenizer; nothing is downloaded). Its input is built the same way from the dataset's text, in
+its own tokenizer, cut to L of its tokens; a causal LM reads input, separator, target, eos and
+is trained on the target. The run saves the tokenizer in hf-tokenizer/; decode runs generate.
 
 Settings come, in increasing precedence, from TrainConfig's defaults, the run's own settings
 (when --out holds a run; not --stop-after or --device), a --config file (.yaml, .toml or
@@ -94,6 +101,8 @@ def add_parser(subparsers) -> None:
                    help="stop after N updates in this invocation, with a checkpoint; run again "
                         "to go on (default: run to --steps)")
     p.add_argument("--config", metavar="FILE", help="settings file (.yaml, .yml, .toml, .json)")
+    p.add_argument("--init", metavar="PATH",
+                   help="with --model hf: the local Hugging Face checkpoint folder to fine-tune")
     p.add_argument("--wfe", action="store_true",
                    help="train the word-frequency estimator jointly (model config wfe=true)")
     p.add_argument("--extractor", help=f"paragraph ranking (default: {d['extractor']})")
@@ -130,9 +139,16 @@ def run(args: argparse.Namespace) -> int:
                "max_input_tokens": args.max_input_tokens, "batch_tokens": args.batch_tokens,
                "target": args.target, "inputs": args.inputs,
                "device": args.device,
-               "log_to": ",".join(args.log_to) if args.log_to else None}
+               "log_to": ",".join(args.log_to) if args.log_to else None,
+               "model.init": str(Path(args.init).resolve()) if args.init else None}
     if args.config:
         checks.input_path(args.config, "--config", "train")
+    if args.init:
+        checks.input_path(args.init, "--init", "train", "dir")
+        if args.model not in (None, "hf"):
+            raise SystemExit(f"wikisum train: --init {args.init}: a pretrained checkpoint to "
+                             f"fine-tune is for --model hf; --model {args.model} trains from "
+                             "scratch")
     try:
         config = make_config(args.model, args.data, args.out, file=args.config,
                              options=options, overrides=args.overrides, wfe=args.wfe)
@@ -140,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
             checks.dataset(args.data, "--data", "train")  # naming the option, before any work
         summary = training.train(config)
     except (training.NonFiniteLoss, CorruptShardError, CheckpointWriteError, FileNotFoundError,
-            ValueError) as exc:
+            ValueError, ImportError) as exc:
         raise SystemExit(f"wikisum train: {exc}") from exc
     if summary["rank"] == 0:  # under torchrun every rank returns here; one line is enough
         print(training.summary_line(summary))
