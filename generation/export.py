@@ -251,7 +251,7 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
 
     from wikisum.core import ownership
     from wikisum.extractors import learned as learned_extractor
-    from wikisum.training import datastats, vocabid
+    from wikisum.training import datastats
     from wikisum.training.checkpoint import write_text_atomically
 
     if format not in FORMATS:
@@ -287,14 +287,7 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
     save_model(bundle.model, str(tmp), metadata={"format": EXPORT_FORMAT,
                                                  "model": bundle.name, "step": str(bundle.step)})
     tmp.replace(target / WEIGHTS)
-    tokenizer_tmp = target / f".{TOKENIZER}.tmp"
-    shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
-    tokenizer_hash = vocabid.sha256(tokenizer_tmp)
-    if bundle.vocab_sha256 and tokenizer_hash != bundle.vocab_sha256:  # replaced since loading
-        tokenizer_tmp.unlink()
-        raise vocabid.VocabularyMismatch(f"{bundle.path / 'vocab.model'} changed while "
-                                         "exporting: export again")
-    tokenizer_tmp.replace(target / TOKENIZER)
+    tokenizer_hash = copy_tokenizer(bundle, target)
     if bundle.stats is not None:
         write_text_atomically(target / datastats.STATS_FILE,
                               json.dumps(bundle.stats, indent=1) + "\n")
@@ -316,6 +309,25 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
     return {"out": str(target), "model": bundle.name, "step": bundle.step,
             "parameters": parameters, "files": sorted(p.name for p in target.iterdir()
                                                       if not p.name.startswith("."))}
+
+
+def copy_tokenizer(bundle: Bundle, target: Path) -> str:
+    """The run's sentencepiece model copied to ``target/tokenizer.model``, whole; its SHA-256.
+
+    Raises:
+        VocabularyMismatch: the run's vocab.model changed since the run was loaded.
+    """
+    from wikisum.training import vocabid
+
+    tokenizer_tmp = target / f".{TOKENIZER}.tmp"
+    shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
+    tokenizer_hash = vocabid.sha256(tokenizer_tmp)
+    if bundle.vocab_sha256 and tokenizer_hash != bundle.vocab_sha256:  # replaced since loading
+        tokenizer_tmp.unlink()
+        raise vocabid.VocabularyMismatch(f"{bundle.path / 'vocab.model'} changed while "
+                                         "exporting: export again")
+    tokenizer_tmp.replace(target / TOKENIZER)
+    return tokenizer_hash
 
 
 def _version() -> str:

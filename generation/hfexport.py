@@ -31,7 +31,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 
@@ -102,8 +101,7 @@ def write(bundle, target: Path) -> dict:
     folder ``target`` (module docstring); returns what was written."""
     from safetensors.torch import save_file
 
-    from wikisum.generation.export import HF_FORMAT, _version
-    from wikisum.training import vocabid
+    from wikisum.generation.export import HF_FORMAT, _version, copy_tokenizer
     from wikisum.training.checkpoint import write_text_atomically
 
     check_family(bundle.name)
@@ -114,14 +112,7 @@ def write(bundle, target: Path) -> dict:
     tmp = target / ".model.safetensors.tmp"
     save_file(weights, str(tmp), metadata={"format": "pt"})
     tmp.replace(target / "model.safetensors")
-    tokenizer_tmp = target / ".tokenizer.model.tmp"
-    shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
-    tokenizer_hash = vocabid.sha256(tokenizer_tmp)
-    if bundle.vocab_sha256 and tokenizer_hash != bundle.vocab_sha256:  # replaced since loading
-        tokenizer_tmp.unlink()
-        raise vocabid.VocabularyMismatch(f"{bundle.path / 'vocab.model'} changed while "
-                                         "exporting: export again")
-    tokenizer_tmp.replace(target / "tokenizer.model")
+    tokenizer_hash = copy_tokenizer(bundle, target)
     for name, text in {**{f"{m}.py": s for m, s in sources.items()}, **hfcode.FILES}.items():
         write_text_atomically(target / name, text)
 

@@ -132,3 +132,37 @@ def test_folders_that_cannot_be_fine_tuned(folder, message, checkpoints, data, t
     text = str(exc.value)
     assert message in text and str(checkpoints[folder].resolve()) in text
     assert "\n" not in text
+
+
+class Killed(BaseException):
+    """A crash inside an update: nothing of the run's own gets to react to it."""
+
+
+def test_a_run_killed_inside_an_update_resumes_from_its_checkpoint_bit_for_bit(
+        checkpoints, data, tmp_path, monkeypatch):
+    from wikisum.models import hf
+    from wikisum.training import checkpoint
+
+    def train_6(out: Path) -> int:
+        return cli.main(["train", "--model", "hf", "--init", str(checkpoints["gpt2"]), "--data",
+                         str(data), "--out", str(out), "--steps", "6", *COMMON,
+                         "checkpoint_every=2"])
+
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert train_6(whole) == 0
+    forward = hf.HFSummarizer.forward
+    calls = {"n": 0}
+
+    def crashing(self, batch):
+        calls["n"] += 1
+        if calls["n"] > 5 and self.training:  # inside update 6, after step-4.pt
+            raise Killed
+        return forward(self, batch)
+
+    monkeypatch.setattr(hf.HFSummarizer, "forward", crashing)
+    with pytest.raises(Killed):
+        train_6(killed)
+    monkeypatch.setattr(hf.HFSummarizer, "forward", forward)
+    assert checkpoint.latest_checkpoint(str(killed)).name == "step-4.pt"
+    assert cli.main(["train", "--out", str(killed)]) == 0
+    assert losses(killed) == losses(whole)  # the steps after the checkpoint logged once
