@@ -82,6 +82,12 @@ class Bundle:
     def eos_id(self) -> int:
         return int(self.special_ids["eos"])
 
+    def input_record(self) -> dict:
+        """How the model's input is made, as an export records it under ``input``."""
+        return {"extractor": self.extractor, "corpus": self.corpus,
+                "max_input_tokens": self.max_input_tokens, "target": self.target,
+                "inputs": self.inputs, "max_target_tokens": self.max_target_tokens}
+
 
 def is_export(path: str | Path) -> bool:
     return (Path(path) / WEIGHTS).is_file() and (Path(path) / CONFIG).is_file()
@@ -298,17 +304,20 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
             "model_config": asdict(bundle.config), "special_ids": bundle.special_ids,
             "vocab_size": bundle.tokenizer.get_piece_size(), TOKENIZER_HASH: tokenizer_hash,
             "dataset_kind": bundle.dataset_kind,
-            "input": {"extractor": bundle.extractor, "corpus": bundle.corpus,
-                      "max_input_tokens": bundle.max_input_tokens, "target": bundle.target,
-                      "inputs": bundle.inputs, "max_target_tokens": bundle.max_target_tokens},
+            "input": bundle.input_record(),
             "decoding": bundle.decoding, "step": bundle.step,
             "exported_from": str(bundle.path), "wikisum_version": _version()}
     write_text_atomically(target / CONFIG, json.dumps(info, indent=1) + "\n")
     write_text_atomically(target / "README.md", model_card(info, bundle))
+    return written(bundle, target)
+
+
+def written(bundle: Bundle, target: Path, **extra) -> dict:
+    """What an export wrote: the folder, the model, its step and parameters, the files."""
     parameters = sum(p.numel() for p in bundle.model.parameters())
     return {"out": str(target), "model": bundle.name, "step": bundle.step,
-            "parameters": parameters, "files": sorted(p.name for p in target.iterdir()
-                                                      if not p.name.startswith("."))}
+            "parameters": parameters, **extra,
+            "files": sorted(p.name for p in target.iterdir() if not p.name.startswith("."))}
 
 
 def copy_tokenizer(bundle: Bundle, target: Path) -> str:

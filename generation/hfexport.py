@@ -101,7 +101,7 @@ def write(bundle, target: Path) -> dict:
     folder ``target`` (module docstring); returns what was written."""
     from safetensors.torch import save_file
 
-    from wikisum.generation.export import HF_FORMAT, _version, copy_tokenizer
+    from wikisum.generation.export import HF_FORMAT, _version, copy_tokenizer, written
     from wikisum.training.checkpoint import write_text_atomically
 
     check_family(bundle.name)
@@ -117,9 +117,7 @@ def write(bundle, target: Path) -> dict:
         write_text_atomically(target / name, text)
 
     special = {k: int(v) for k, v in bundle.special_ids.items()}
-    inputs = {"extractor": bundle.extractor, "corpus": bundle.corpus,
-              "max_input_tokens": bundle.max_input_tokens, "target": bundle.target,
-              "inputs": bundle.inputs, "max_target_tokens": bundle.max_target_tokens}
+    inputs = bundle.input_record()
     info = {"format": HF_FORMAT, "format_version": 1, "model": bundle.name,
             "special_ids": special, "dataset_kind": bundle.dataset_kind, "input": inputs,
             "decoding": bundle.decoding, "step": bundle.step,
@@ -152,10 +150,7 @@ def write(bundle, target: Path) -> dict:
                         ("tokenizer_config.json", tokenizer)):
         write_text_atomically(target / name, json.dumps(value, indent=1) + "\n")
     write_text_atomically(target / "README.md", model_card(info, bundle, target))
-    parameters = sum(p.numel() for p in bundle.model.parameters())
-    return {"out": str(target), "model": bundle.name, "step": bundle.step,
-            "parameters": parameters, "format": "hf",
-            "files": sorted(p.name for p in target.iterdir() if not p.name.startswith("."))}
+    return written(bundle, target, format="hf")
 
 
 def card_metadata(info: dict, bundle, name: str) -> dict:
@@ -246,7 +241,7 @@ def write_pretrained(bundle, target: Path) -> dict:
     model and its tokenizer as ``save_pretrained`` writes them (``AutoModelFor...`` and
     ``AutoTokenizer.from_pretrained(target)`` load them, no remote code), ``wikisum.json``
     (what wikisum needs to use it: inputs, decoding, special ids) and the model card."""
-    from wikisum.generation.export import EXPORT_FORMAT, EXPORT_VERSION, _version
+    from wikisum.generation.export import EXPORT_FORMAT, EXPORT_VERSION, _version, written
     from wikisum.models import hf
     from wikisum.training.checkpoint import write_text_atomically
 
@@ -254,9 +249,7 @@ def write_pretrained(bundle, target: Path) -> dict:
     hf.save_pretrained(bundle.model, target)
     config = asdict(bundle.config)
     config["init"] = "."  # the export is its own checkpoint
-    inputs = {"extractor": bundle.extractor, "corpus": bundle.corpus,
-              "max_input_tokens": bundle.max_input_tokens, "target": bundle.target,
-              "inputs": bundle.inputs, "max_target_tokens": bundle.max_target_tokens}
+    inputs = bundle.input_record()
     model = bundle.model
     info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
             "model_config": config, "architecture": config.get("architecture"),
@@ -266,10 +259,7 @@ def write_pretrained(bundle, target: Path) -> dict:
             "exported_from": str(bundle.path), "wikisum_version": _version()}
     write_text_atomically(target / PRETRAINED_RECORD, json.dumps(info, indent=1) + "\n")
     write_text_atomically(target / "README.md", pretrained_card(info, bundle, target))
-    parameters = sum(p.numel() for p in bundle.model.parameters())
-    return {"out": str(target), "model": bundle.name, "step": bundle.step,
-            "parameters": parameters, "format": "hf",
-            "files": sorted(p.name for p in target.iterdir() if not p.name.startswith("."))}
+    return written(bundle, target, format="hf")
 
 
 def pretrained_card(info: dict, bundle, target: Path) -> str:

@@ -325,13 +325,19 @@ def watch(config, options, what: str = "ingest"):
 
 
 def format_summary(summary: dict, out: str) -> str:
-    lines = [f"ingest finished: {out}"]
-    for stage, s in summary["stages"].items():
+    return "\n".join([f"ingest finished: {out}", *stage_lines(summary["stages"])])
+
+
+def stage_lines(stages: dict, width: int = 15) -> list[str]:
+    """A job summary's stages, a line each: in, kept and dropped by reason (the stage names in
+    a column ``width`` wide), and a mark where the counts do not balance."""
+    lines = []
+    for stage, s in stages.items():
         dropped = ", ".join(f"{k} {v}" for k, v in s["dropped"].items()) or "none"
-        mark = "" if s["balanced"] else "  NOT BALANCED"
-        lines.append(f"  {stage:15s} in {s['in']:>8d}  kept {s['kept']:>8d}  dropped: {dropped}"
-                     f"{mark}")
-    return "\n".join(lines)
+        mark = "" if s.get("balanced", True) else "  NOT BALANCED"
+        lines.append(f"  {stage:{width}s} in {s['in']:>8d}  kept {s['kept']:>8d}  dropped: "
+                     f"{dropped}{mark}")
+    return lines
 
 
 def outputs(args: argparse.Namespace) -> list:

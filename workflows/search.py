@@ -4,7 +4,6 @@ search API, written as the search-results lines ingest reads."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import sys
 from collections.abc import Iterator
@@ -145,7 +144,6 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
     from wikisum.pipeline.search import index as idx
     from wikisum.pipeline.search import searchjob
     from wikisum.pipeline.search.results import summary_path
-    from wikisum.pipeline.search.sites import MIRROR_SITES
 
     logging.getLogger("wikisum").setLevel(progress.log_level())
     if options is None:
@@ -154,10 +152,6 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
         check_inputs(args)
     config = local_config(args)
     try:
-        if not config.mirrors:  # the list the index was built with (a dry run: the bundled)
-            mirrors = (MIRROR_SITES if beamio.is_dry_run(options) else
-                       idx.read_record(config.index)["index"].get("mirrors", MIRROR_SITES))
-            config = dataclasses.replace(config, mirrors=tuple(mirrors))
         with beamio.watch_job("search", options, "titles"):
             summary = searchjob.run(config, options)
     except idx.BadIndex as exc:
@@ -180,11 +174,10 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
 
 
 def format_summary(summary: dict, out: str) -> str:
-    lines = [f"search finished: {out} (engine {summary.get('engine')})"]
-    for stage, s in summary["stages"].items():
-        dropped = ", ".join(f"{k} {v}" for k, v in s["dropped"].items()) or "none"
-        lines.append(f"  {stage:12s} in {s['in']:>8d}  kept {s['kept']:>8d}  dropped: {dropped}")
-    return "\n".join(lines)
+    from wikisum.workflows.ingest import stage_lines
+
+    return "\n".join([f"search finished: {out} (engine {summary.get('engine')})",
+                      *stage_lines(summary["stages"], width=12)])
 
 
 def outputs(args: argparse.Namespace) -> list:

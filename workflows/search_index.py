@@ -111,12 +111,12 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
 
 
 def format_record(record: dict, out: str) -> str:
-    from wikisum.workflows.ingest import format_summary
+    from wikisum.workflows.ingest import stage_lines
 
     info = record["index"]
-    stages = format_summary(record, out).splitlines()[1:]
     return "\n".join([f"search-index finished: {out}: {info['documents']} pages in "
-                      f"{len(info['shards'])} shard(s), analysed as {info['lang']}", *stages])
+                      f"{len(info['shards'])} shard(s), analysed as {info['lang']}",
+                      *stage_lines(record["stages"])])
 
 
 def outputs(args: argparse.Namespace) -> list:

@@ -206,10 +206,10 @@ def format_plan(counts: dict, config, engine, price: float | None) -> str:
 
 
 def format_summary(summary: dict, config) -> str:
-    lines = [f"search finished: {config.out} (engine {summary['engine']}, {config.endpoint})"]
-    for stage, s in summary["stages"].items():
-        dropped = ", ".join(f"{k} {v}" for k, v in s["dropped"].items()) or "none"
-        lines.append(f"  {stage:12s} in {s['in']:>8d}  kept {s['kept']:>8d}  dropped: {dropped}")
+    from wikisum.workflows.ingest import stage_lines
+
+    lines = [f"search finished: {config.out} (engine {summary['engine']}, {config.endpoint})",
+             *stage_lines(summary["stages"], width=12)]
     answers, requests = summary["answers"], summary["requests"]
     line = (f"  answers: {answers['asked']:,} asked, {answers['from_cache']:,} from the cache "
             f"({config.cache}); requests: {requests['sent']:,} sent, {requests['retried']:,} "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
+from wikisum.core.accounting import IN, KEPT
 from wikisum.pipeline.search.sites import excluded
 from wikisum.pipeline.urls import is_text
 
@@ -42,17 +43,19 @@ def kept_results(hits: Iterable[tuple[str, float | None]], k: int, mirrors: tupl
                  count: Callable[[str], None]) -> list[tuple[str, float | None]]:
     """The first ``k`` (url, score) of an engine's answer that may be search results: strings
     that are no http(s) URL or no text (``not_http``), Wikipedia's and the mirrors' pages
-    (``wikipedia``, ``mirror``) and the rest after ``k`` (``beyond_k``) are dropped, each told
-    to ``count(outcome)`` (``kept`` for the others)."""
+    (``wikipedia``, ``mirror``) and the rest after ``k`` (``beyond_k``) are dropped. Each URL is
+    told to ``count(outcome)`` twice, as it enters (``IN``) and as it leaves (``KEPT`` or the
+    reason): the :data:`RESULT_URLS` stage's accounting."""
     kept = []
     for url, score in hits:
+        count(IN)
         if not is_text(url) or not url.strip().lower().startswith(("http://", "https://")):
             reason = "not_http"
         else:
             reason = excluded(url, mirrors)
         if reason is None and len(kept) >= k:
             reason = "beyond_k"
-        count(reason or "kept")
+        count(reason or KEPT)
         if reason is None:
             kept.append((url.strip(), score))
     return kept

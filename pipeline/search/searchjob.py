@@ -33,6 +33,7 @@ from wikisum.pipeline.search import index as idx
 from wikisum.pipeline.search import titles as tt
 from wikisum.pipeline.search.analysis import Analyzer
 from wikisum.pipeline.search.results import RESULT_URLS, kept_results, result_line, summary_path
+from wikisum.pipeline.search.sites import MIRROR_SITES
 from wikisum.pipeline.urls import normalize_title
 
 log = logging.getLogger("wikisum.search")
@@ -242,12 +243,8 @@ class ResultLines(Tallying):
 
     def process(self, item) -> Iterator[Any]:
         order, (title, query, hits) = item
-
-        def count(outcome: str) -> None:
-            self.count(RESULT_URLS, IN)
-            self.count(RESULT_URLS, outcome)
-
-        kept = kept_results(((url, score) for score, url in hits), self.k, self.mirrors, count)
+        kept = kept_results(((url, score) for score, url in hits), self.k, self.mirrors,
+                            lambda outcome: self.count(RESULT_URLS, outcome))
         urls = [url for url, _ in kept]
         scores = [round(score, 6) for _, score in kept]
         yield order, result_line(title, urls, scores, "local", query)
@@ -347,19 +344,26 @@ def dead_entry(letter: DeadLetter) -> tuple:
 
 
 def run(config: SearchConfig, pipeline_options) -> dict | None:
-    """Run the search and return its summary; None for a dry run.
+    """Run the search and return its summary; None for a dry run. Without ``mirrors`` given,
+    the results leave out the mirrors the index's own list names (a dry run, which reads
+    nothing: the bundled list).
 
     Raises:
         BadIndex: the index is not finished, damaged, or of another version.
     """
+    import dataclasses
     import json
 
+    mirrors = MIRROR_SITES
     if not beamio.is_dry_run(pipeline_options):
         info = idx.read_record(config.index)["index"]
+        mirrors = info.get("mirrors", MIRROR_SITES)
         if "://" not in config.index:  # checked here, before any work, where it is cheap
             for entry in info["shards"]:
                 idx.verify_shard(FileSystems.join(config.index, idx.SHARDS, info["run"],
                                                   entry["name"]), entry, config.index)
+    if not config.mirrors:
+        config = dataclasses.replace(config, mirrors=tuple(mirrors))
     token = beamio.new_token()
     if not beamio.launch("search", pipeline_options, lambda p: build(p, config, token),
                          [config.out, summary_path(config.out)]):

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wikisum.core import files
+from wikisum.core import files, shards
 from wikisum.core.accounting import IN, KEPT, job_summary, summary_json
 from wikisum.core.progress import Progress
 from wikisum.pipeline.search import titles as tt
@@ -153,13 +152,9 @@ def checked_titles(titles: Iterable[str], tally: Tally):
 
 def kept_urls(urls: list[str], config: WebSearchConfig, tally: Tally) -> list[str]:
     """The first ``k`` URLs that may be search results (:func:`results.kept_results`)."""
-
-    def count(outcome: str) -> None:
-        tally.count(RESULT_URLS, IN)
-        tally.count(RESULT_URLS, outcome)
-
-    return [url for url, _ in kept_results(((u, None) for u in urls), config.k, config.mirrors,
-                                           count)]
+    kept = kept_results(((u, None) for u in urls), config.k, config.mirrors,
+                        lambda outcome: tally.count(RESULT_URLS, outcome))
+    return [url for url, _ in kept]
 
 
 def search_titles(config: WebSearchConfig, titles: Iterable[str], credentials: Credentials,
@@ -191,7 +186,7 @@ def search_titles(config: WebSearchConfig, titles: Iterable[str], credentials: C
     tally = Tally()
     answers: Counter = Counter()
     stopped: dict | None = None
-    temporary = _temporary(config.out)
+    temporary = shards.temporary_name(config.out)
     written = False
     try:
         with files.open_write(temporary) as out, Progress(
@@ -255,11 +250,8 @@ def search_titles(config: WebSearchConfig, titles: Iterable[str], credentials: C
         cache={"bad_entries": cache.bad_entries},
         daily_quota={"day": ledger.day, "used": ledger.used, "limit": ledger.limit},
         stopped=stopped, dropped_titles=tally.dropped, dropped_titles_count=tally.dropped_count)
-    text = redact(summary_json(summary), credentials.secrets())
-    summary_temporary = _temporary(summary_path(config.out))
-    with files.open_write(summary_temporary) as f:
-        f.write(text.encode("utf-8"))
-    files.rename(summary_temporary, summary_path(config.out))
+    shards.write_text(summary_path(config.out),
+                      redact(summary_json(summary), credentials.secrets()))
     return summary
 
 
@@ -267,13 +259,6 @@ def _postfix(answers: Counter, tally: Tally) -> str:
     failed = sum(n for reason, n in tally.stage(QUERIES).items()
                  if reason not in (IN, KEPT, LEFT))
     return f"{answers['asked']} asked, {answers['from_cache']} cached, {failed} failed"
-
-
-def _temporary(path: str) -> str:
-    """A name beside ``path`` for writing it before it is whole."""
-    folder, _, name = path.rpartition("/") if files.is_url(path) else (
-        os.path.dirname(path), "", os.path.basename(path))
-    return files.join(folder, f".{name}.tmp") if folder else f".{name}.tmp"
 
 
 def plan(config: WebSearchConfig, titles: Iterable[str], credentials: Credentials,
