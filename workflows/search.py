@@ -152,8 +152,8 @@ def run_local(args, beam_argv: list[str] | None = None, options=None) -> int:
         check_inputs(args)
     config = local_config(args)
     try:
-        with beamio.watch_job("search", options, "titles"):
-            summary = searchjob.run(config, options)
+        summary = searchjob.run(config, options,
+                                lambda: beamio.watch_job("search", options, "titles"))
     except idx.BadIndex as exc:
         raise SystemExit(f"wikisum search: --index: {exc}") from exc
     except (FileNotFoundError, ValueError) as exc:

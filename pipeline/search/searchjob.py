@@ -14,6 +14,7 @@ Stages (the summary's ``stages``, each in = kept + dropped):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -343,10 +344,11 @@ def dead_entry(letter: DeadLetter) -> tuple:
     return letter.input_file, letter.record, letter.reason, letter.error
 
 
-def run(config: SearchConfig, pipeline_options) -> dict | None:
-    """Run the search and return its summary; None for a dry run. Without ``mirrors`` given,
-    the results leave out the mirrors the index's own list names (a dry run, which reads
-    nothing: the bundled list).
+def run(config: SearchConfig, pipeline_options, watch=contextlib.nullcontext) -> dict | None:
+    """Run the search and return its summary; None for a dry run. The index is checked first,
+    and only then does the job start, inside ``watch()`` (a progress display, say). Without
+    ``mirrors`` given, the results leave out the mirrors the index's own list names (a dry run,
+    which reads nothing: the bundled list).
 
     Raises:
         BadIndex: the index is not finished, damaged, or of another version.
@@ -365,8 +367,9 @@ def run(config: SearchConfig, pipeline_options) -> dict | None:
     if not config.mirrors:
         config = dataclasses.replace(config, mirrors=tuple(mirrors))
     token = beamio.new_token()
-    if not beamio.launch("search", pipeline_options, lambda p: build(p, config, token),
-                         [config.out, summary_path(config.out)]):
-        return None
+    with watch():
+        if not beamio.launch("search", pipeline_options, lambda p: build(p, config, token),
+                             [config.out, summary_path(config.out)]):
+            return None
     with files.open_read(summary_path(config.out)) as f:
         return json.loads(f.read().decode("utf-8"))
