@@ -182,7 +182,7 @@ def check_dataset_vocab(bundle, dataset) -> None:
         VocabularyMismatch: another vocabulary; decoding its ids would give other words.
     """
     from wikisum.training import vocabid
-    from wikisum.training.loop import find_vocab
+    from wikisum.training.runsetup import find_vocab
 
     if not bundle.vocab_sha256:
         return
@@ -266,7 +266,7 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
     from wikisum.generation.decoding import DecodeOptions
     from wikisum.training import runtime
     from wikisum.training.batching import prepare, read_examples, to_batch
-    from wikisum.training.loop import exemplars_needed
+    from wikisum.training.runsetup import exemplars_needed
 
     for name, value in (("--batch-size", batch_size), ("--limit", 1 if limit is None else limit)):
         if value < 1:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from wikisum.core.htmlpage import escape, policy
 from wikisum.generation import humanscore as hs
+from wikisum.generation import humanscore_report as report
 from wikisum.generation import humanstats as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -389,7 +390,7 @@ def test_unknown_items_and_out_of_range_values_are_counted_and_skipped(planted, 
     assert result["preference"]["pairs"][0]["n"] == 1
     assert result["annotators"][0]["quality_ratings"] == 4 * 5 - 5
     for reason in skipped:
-        assert reason in hs.to_markdown(result)
+        assert reason in report.to_markdown(result)
 
 
 def test_incomplete_items_use_the_questions_answered(planted, tmp_path):
@@ -430,7 +431,7 @@ def test_one_annotator_gives_no_alpha(planted):
     result = hs.score_answers(answers[:1], key)
     entry = result["agreement"]["quality"]["focus"]
     assert entry["alpha"] is None and "two or more annotators" in entry["reason"]
-    assert "two or more annotators" in hs.to_markdown(result)
+    assert "two or more annotators" in report.to_markdown(result)
 
 
 # ---------------------------------------------------------------------------------- report
@@ -486,18 +487,18 @@ def test_report_escapes_every_string(tmp_path):
     key = make_key(tmp_path, systems=(evil, "b<img src=x onerror=alert(2)>"),
                    quality=[("q-1", 1, evil)], kind="quality")
     ans = write_answers(tmp_path, "a.json", "<b>Ann</b>", {"q-1": rate(4)})
-    html = hs.to_html(hs.score_answers([ans], key))
+    html = report.to_html(hs.score_answers([ans], key))
     assert evil not in html and "<img" not in html and "<b>Ann" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;Ann" in html
-    assert escape(policy(css=hs.CSS)) in html  # script-src 'none': no script on this page
-    md = hs.to_markdown(hs.score_answers([ans], key))
+    assert escape(policy(css=report.CSS)) in html  # script-src 'none': no script on this page
+    md = report.to_markdown(hs.score_answers([ans], key))
     assert "<script" not in md and "<img" not in md and "<b>" not in md
     assert "&lt;script>alert(1)&lt;/script>" in md
 
 
 def test_markdown_escapes_the_significance_marks(planted):
     key, answers = planted
-    md = hs.to_markdown(hs.score_answers(answers, key))
+    md = report.to_markdown(hs.score_answers(answers, key))
     assert "| tfidf | 2.17 [1.38, 2.96]\\*\\* |" in md  # not bold: the marks stay visible
 
 
