@@ -13,7 +13,15 @@ import pytest
 from rouge_score import rouge_scorer
 
 from wikisum.core import loader, vocab
-from wikisum.pipeline import report, report_render
+from wikisum.pipeline import (
+    report,
+    report_bootstrap,
+    report_compare,
+    report_recommend,
+    report_render,
+    report_scores,
+    report_stats,
+)
 from wikisum.workflows import cli
 
 LENGTHS = [20, 100, 500, 2000]
@@ -46,12 +54,12 @@ def test_writes_the_three_outputs_with_every_section(reported):
     assert md.count(f"| extractor | {corpora} |") == 4  # ROUGE-L, differences, ROUGE-1, ROUGE-2
     # the per-article view: the lead beside every extractor's top-ranked paragraphs
     views = metrics["article_views"]
-    assert len(views) == report.VIEW_ARTICLES
+    assert len(views) == report_scores.VIEW_ARTICLES
     for view in views:
         assert view["lead"] and view["title"] in html
         assert set(view["top"]) == set(metrics["extractors"])
         for ext in metrics["extractors"]:
-            assert 1 <= len(view["top"][ext]["combined"]) <= report.VIEW_PARAGRAPHS
+            assert 1 <= len(view["top"][ext]["combined"]) <= report_scores.VIEW_PARAGRAPHS
     # provenance: version, date, data path, options
     prov = metrics["provenance"]
     assert prov["wikisum_version"] and prov["created"][:2] == "20"
@@ -62,7 +70,7 @@ def test_writes_the_three_outputs_with_every_section(reported):
     assert metrics["articles"] == len((out / "per_article.jsonl").read_text().splitlines())
     stats = metrics["dataset_statistics"]
     assert stats["totals"]["articles"] == metrics["articles"]
-    assert all(stats["words"][name] is not None for name in report.STAT_NAMES)
+    assert all(stats["words"][name] is not None for name in report_stats.STAT_NAMES)
     assert 0 < stats["citation_coverage"] <= 1
     assert set(metrics["learned_comparison"]) == {"learned", "tfidf", "cheating"}
     assert metrics["recommendation"]["best_extractor"] != "cheating"
@@ -202,16 +210,16 @@ def test_recall_curve_golden():
     def decode(ids):  # only the piece an L cuts is decoded
         return " ".join(words[i] for i in ids)
 
-    curve = report.recall_curve(lead, pieces, [1, 2, 3, 5, 6, 100], pieces_ids, decode,
-                                str.split)
+    curve = report_scores.recall_curve(lead, pieces, [1, 2, 3, 5, 6, 100], pieces_ids, decode,
+                                       str.split)
     # L=1: "a" of piece 1 cut; L=3: piece 1 + "b" of piece 2; L=5: pieces 1-2; L=6: all
     assert curve == [0.25, 0.25, 0.5, 0.75, 1.0, 1.0]
 
 
 def test_cut_to_words_keeps_the_first_n_words_across_paragraphs():
-    assert report.cut_to_words(["a b c", "d e", "f"], 4) == "a b c\nd"
-    assert report.cut_to_words(["a b"], 0) == ""
-    assert report.cut_to_words([], 3) == ""
+    assert report_scores.cut_to_words(["a b c", "d e", "f"], 4) == "a b c\nd"
+    assert report_scores.cut_to_words(["a b"], 0) == ""
+    assert report_scores.cut_to_words([], 3) == ""
 
 
 def _combine(fn, items):
@@ -225,7 +233,7 @@ def test_bootstrap_is_deterministic_mergeable_and_covers_the_mean():
     rng = np.random.default_rng(0)
     values = rng.normal(0.3, 0.1, 400)
     items = [(i, {"m": float(v)}) for i, v in enumerate(values)]
-    fn = report.BootstrapMeans(samples=500, seed=1)
+    fn = report_bootstrap.BootstrapMeans(samples=500, seed=1)
     whole = fn.extract_output(_combine(fn, items))["m"]
     merged = fn.extract_output(fn.merge_accumulators(
         [_combine(fn, items[:100]), _combine(fn, items[100:])]))["m"]
@@ -244,9 +252,9 @@ def test_plateau_length_and_recommendation():
         return [{"length": n, "mean": v, "low": v, "high": v}
                 for n, v in zip([100, 500, 1000, 2000], values, strict=True)]
 
-    assert report.plateau_length(curve([0.2, 0.5, 0.595, 0.6])) == 1000
-    assert report.plateau_length(curve([0.2, 0.3, 0.4, 0.5])) == 2000
-    assert report.plateau_length(curve([0.6, 0.6, 0.6, 0.6])) == 100
+    assert report_recommend.plateau_length(curve([0.2, 0.5, 0.595, 0.6])) == 1000
+    assert report_recommend.plateau_length(curve([0.2, 0.3, 0.4, 0.5])) == 2000
+    assert report_recommend.plateau_length(curve([0.6, 0.6, 0.6, 0.6])) == 100
 
     def score(mean, half=0.01):
         return {"mean": mean, "low": mean - half, "high": mean + half}
@@ -257,7 +265,7 @@ def test_plateau_length_and_recommendation():
                                     [("tfidf", 0.3), ("identity", 0.2), ("cheating", 0.5)]},
                "input_recall": {e: {"combined": curve([0.2, 0.5, 0.595, 0.6])}
                                 for e in ("tfidf", "identity", "cheating")}}
-    rec = report.recommend(metrics)
+    rec = report_recommend.recommend(metrics)
     assert rec["best_extractor"] == "tfidf"  # cheating reads the target: never recommended
     entry = rec["per_corpus"]["combined"]
     # without bootstrap replicates there is no paired test: nothing is called clear
@@ -281,12 +289,12 @@ def _synthetic(rouge: dict, recall: dict, lengths=(100, 1000), samples=400, drop
     for i in range(n):
         values = {}
         for (e, c), v in rouge.items():
-            for t in report.ROUGE_TYPES:
+            for t in report_scores.ROUGE_TYPES:
                 values[f"rouge|{e}|{c}|{t}"] = float(v[i])
             for length in lengths:
                 values[f"recall|{e}|{c}|{length}"] = float(recall[(e, c)][i])
         items.append((f"a{i}", values))
-    fn = report.BootstrapMeans(samples=samples, seed=0, keep_replicates=True)
+    fn = report_bootstrap.BootstrapMeans(samples=samples, seed=0, keep_replicates=True)
     means = fn.extract_output(_combine(fn, items))
     replicates = {k: m.pop("replicates") for k, m in means.items()}
     config = report.ReportConfig("data", "out", lengths=tuple(lengths), bootstrap=samples)
@@ -294,7 +302,7 @@ def _synthetic(rouge: dict, recall: dict, lengths=(100, 1000), samples=400, drop
     per_article = [{"id": i, "rouge": {}, "recall": {}} for i, _ in items]
     totals = {"articles": n, "citations_listed": 10, "citations_found": 8}
     return report.assemble(config, info, means, {"lead_words": {p: 1 for p in
-                                                                report.PERCENTILES}},
+                                                                report_stats.PERCENTILES}},
                            totals, per_article, drops, replicates=replicates)
 
 
@@ -330,9 +338,11 @@ def test_clearly_ahead_is_decided_by_the_paired_differences():
 
 def test_paired_difference_of_identical_metrics_is_zero_and_not_clear():
     rep = [0.1, 0.2, None, 0.3]
-    d = report.paired_difference({"mean": 0.2, "n": 50}, {"mean": 0.2, "n": 50}, rep, rep)
+    d = report_bootstrap.paired_difference({"mean": 0.2, "n": 50}, {"mean": 0.2, "n": 50},
+                                           rep, rep)
     assert d == {"mean": 0.0, "low": 0.0, "high": 0.0, "clear": False}
-    one = report.paired_difference({"mean": 0.3, "n": 1}, {"mean": 0.2, "n": 1}, [0.3], [0.2])
+    one = report_bootstrap.paired_difference({"mean": 0.3, "n": 1}, {"mean": 0.2, "n": 1},
+                                             [0.3], [0.2])
     assert not one["clear"]  # one article decides nothing
 
 
@@ -398,7 +408,7 @@ def test_compare_two_builds():
     b = _synthetic(rouge, {("tfidf", "combined"): base + 0.06,
                            ("identity", "combined"): base + 0.001 * rng.normal(size=n)},
                    lengths=(100, 1000, 2000), drops=drops_b)
-    comp = report.compare(a, b)
+    comp = report_compare.compare(a, b)
     assert comp["lengths"] == [100, 1000] and comp["only_in_b"]["lengths"] == [2000]
     up = comp["input_recall"]["tfidf"]["combined"][1]
     assert up["length"] == 1000 and up["difference"] == pytest.approx(0.06) and up["clear"]
@@ -468,7 +478,7 @@ def test_table_2_counts_the_whole_article_and_its_sections():
         {"sources": ["search", "citation"], "paragraphs": ["d e f g"]}],
         "sections": [{"title": "Early life", "level": 2, "text": "four five"},
                      {"title": "See also", "level": 2, "text": ""}]}
-    values, totals = report.article_stats(row)
+    values, totals = report_stats.article_stats(row)
     got = dict((n, v) for n, v in values if n in ("lead_words", "article_words", "sections"))
     # 3 lead words + (2 + 2) + (2 + 0) heading and text words; 2 sections after the lead
     assert got == {"lead_words": 3, "article_words": 9, "sections": 2}

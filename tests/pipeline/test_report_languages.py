@@ -7,7 +7,7 @@ import pytest
 from rtl_texts import TEXTS
 
 from wikisum.core.text import content_words
-from wikisum.pipeline import report, report_render
+from wikisum.pipeline import report, report_bootstrap, report_render, report_scores, report_stats
 
 EXTRACTORS, CORPORA, LENGTHS = ["identity", "tfidf"], ["combined"], [100, 1000]
 
@@ -16,12 +16,12 @@ def metrics_in(lang: str | None) -> dict:
     """metrics.json of six articles whose shown article is ``TEXTS[lang]``'s, as
     :func:`wikisum.pipeline.report.assemble` writes it with dataset.json's ``language``."""
     title, lead, a, b = TEXTS[lang or "en"]
-    fn = report.BootstrapMeans(samples=50, seed=0, keep_replicates=True)
+    fn = report_bootstrap.BootstrapMeans(samples=50, seed=0, keep_replicates=True)
     acc = fn.create_accumulator()
     ids = [f"a{i}" for i in range(6)]
     for i, article in enumerate(ids):
         values = {f"rouge|{e}|combined|{t}": 0.2 + 0.05 * i + 0.1 * (e == "tfidf")
-                  for e in EXTRACTORS for t in report.ROUGE_TYPES}
+                  for e in EXTRACTORS for t in report_scores.ROUGE_TYPES}
         values.update({f"recall|{e}|combined|{n}": 0.3 + 0.02 * i
                        for e in EXTRACTORS for n in LENGTHS})
         acc = fn.add_input(acc, (article, values))
@@ -35,7 +35,7 @@ def metrics_in(lang: str | None) -> dict:
     views = [{"id": "a0", "title": title, "lead": lead,
               "top": {e: {"combined": top} for e in EXTRACTORS}}]
     return report.assemble(config, info, means, {"lead_words": {p: 1 for p in
-                                                                report.PERCENTILES}},
+                                                                report_stats.PERCENTILES}},
                            {"articles": 6}, per_article, replicates=replicates, views=views)
 
 
