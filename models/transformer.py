@@ -30,6 +30,8 @@ Presets (``build(name, preset)``):
            holds the experts nor their width; the middle layer and the dense d_ff are the
            choices here. About 0.6 B parameters, nearly all in the experts; override
            ``n_experts`` for a smaller one.
+
+One file: a model family is one module, config to build functions (CONTRIBUTING's checklist).
 """
 
 from __future__ import annotations
