@@ -164,16 +164,15 @@ class StepRun(DeviceRun):
 
     # -- one step ---------------------------------------------------------------------------
 
-    def context(self):
-        """bf16 autocast; on CPU (the smoke) also eager flex attention's backward pass."""
+    def context(self, impl: str):
+        """bf16 autocast; in the smoke, no gradients for a flex model: torch has no backward
+        pass of flex attention on CPU, so the smoke's flex rows run the forward pass alone."""
         import torch
-
-        from wikisum.models import flexattention
 
         stack = contextlib.ExitStack()
         stack.enter_context(torch.autocast(self.device.type, dtype=torch.bfloat16))
-        if self.smoke:
-            stack.enter_context(flexattention.eager_cpu_backward())
+        if self.smoke and impl == "flex":
+            stack.enter_context(torch.no_grad())
         return stack
 
     def step(self, net, optimizer, batch, graphs: bool):
@@ -181,9 +180,10 @@ class StepRun(DeviceRun):
 
         if graphs:
             torch.compiler.cudagraph_mark_step_begin()
-        with self.context():
+        with self.context(net.config.attention_impl):
             out = net(batch)
-            out.loss.backward()
+            if out.loss.requires_grad:  # (not in the smoke's flex rows)
+                out.loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         return out.loss.detach().clone()
@@ -340,7 +340,7 @@ class StepRun(DeviceRun):
         self.explained.add(key)
         found = {"model": spec["model"], "impl": spec["impl"], "ckpt": spec["ckpt"]}
         try:
-            with self.context():
+            with self.context(spec["impl"]):
                 explained = torch._dynamo.explain(model)(self.batch(min(1024, spec["L"]), 1))
             found.update(graphs=explained.graph_count, breaks=explained.graph_break_count,
                          reasons=sorted({r.reason.splitlines()[0][:160]

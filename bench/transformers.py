@@ -433,13 +433,10 @@ class GpuRun(DeviceRun):
 
         return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
-    def context(self):
-        """Eager flex attention's backward pass on CPU (the smoke only)."""
-        import contextlib
-
-        from wikisum.models import flexattention
-
-        return flexattention.eager_cpu_backward() if self.smoke else contextlib.nullcontext()
+    def forward_only(self, impl: str) -> bool:
+        """Whether a row's steps stop after the forward pass: the smoke's flex rows, as torch
+        has no backward pass of flex attention on CPU (the rows then say ``forward_only``)."""
+        return self.smoke and impl == "flex"
 
     def model(self, name: str, impl: str):
         import torch
@@ -448,11 +445,16 @@ class GpuRun(DeviceRun):
         return build(name, attention_impl=impl, **self.shape).to(self.device)
 
     def step(self, net, optimizer, batch):
-        """One training step (forward, backward, Adam); returns the loss (detached)."""
-        with self.context():
-            with self.autocast():
-                out = net(batch)
-            out.loss.backward()
+        """One training step (forward, backward, Adam); returns the loss (detached). A model
+        that :meth:`forward_only` stops runs the forward pass alone."""
+        import torch
+
+        if self.forward_only(net.config.attention_impl):
+            with torch.no_grad(), self.autocast():
+                return net(batch).loss.detach()
+        with self.autocast():
+            out = net(batch)
+        out.loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         return out.loss.detach()
@@ -489,6 +491,8 @@ class GpuRun(DeviceRun):
         import torch
 
         row = {"model": name, "attention_impl": impl, "length": length, "compiled": compiled}
+        if self.forward_only(impl):
+            row["forward_only"] = True
         self.reset_memory()
         model = optimizer = net = None
         try:
@@ -567,6 +571,8 @@ class GpuRun(DeviceRun):
             begin = time.perf_counter()
             row = {"model": name, "attention_impl": impl, "why": why,
                    "cap_seconds": round(cap, 1), "longest": 0, "probes": []}
+            if self.forward_only(impl):
+                row["forward_only"] = True
             stop = "search limit"
             self.reset_memory()
             try:

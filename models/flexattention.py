@@ -12,7 +12,7 @@ empty tiles, with no mask or score tensor in memory, forward and backward.
   ``[stride * j, stride * j + kernel - 1]`` and query i may use it iff
   ``stride * j + kernel - 1 <= i`` (:func:`compressed_attention_flex`).
 
-Both equal the implementations of :mod:`wikisum.models.attention` (tested); they are what
+Both equal the implementations of :mod:`wikisum.models.attention_ops` (tested); they are what
 ``attention_impl="flex"`` (and ``"auto"`` on CUDA) runs in training and prefill. The block masks
 are made from the patterns' bounds, tile by tile, never from a (T, T) or (T, S) evaluation of
 the mask, so they cost O((T / 128)^2) at any length. Called eagerly they are cached per
@@ -23,13 +23,13 @@ that the whole training step is one graph: no graph break at each layer (tested)
 ``torch.nn.attention.flex_attention`` is imported inside the functions only: importing this
 module needs neither it nor Triton, and the CPU build never loads them unless the flex path is
 asked for. On CPU the functions run flex attention eagerly (an unfused implementation that
-builds the score matrix; for tests); torch refuses its backward pass there unless
-:func:`eager_cpu_backward` is active.
+builds the score matrix), forward only: torch refuses flex attention's backward pass on CPU
+tensors that need gradients, compiled or not, so training through the flex path needs CUDA
+(``attention_impl="auto"`` takes sdpa on CPU).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import warnings
 from collections import OrderedDict
@@ -245,7 +245,7 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_mask) -> to
 
 def local_attention_flex(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_size: int,
                          previous_block: bool = True) -> torch.Tensor:
-    """:func:`wikisum.models.attention.local_attention` by FlexAttention (no dropout):
+    """:func:`wikisum.models.attention_ops.local_attention` by FlexAttention (no dropout):
     q, k, v (B, H, T, D) -> (B, H, T, D)."""
     mask = local_block_mask(q.shape[2], block_size, previous_block, q.device)
     return _attend(q, k, v, mask)
@@ -253,31 +253,8 @@ def local_attention_flex(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bloc
 
 def compressed_attention_flex(q: torch.Tensor, k_slots: torch.Tensor, v_slots: torch.Tensor,
                               kernel: int, stride: int) -> torch.Tensor:
-    """:func:`wikisum.models.attention.compressed_attention` by FlexAttention (no dropout):
+    """:func:`wikisum.models.attention_ops.compressed_attention` by FlexAttention (no dropout):
     q (B, H, T, D); k_slots, v_slots (B, H, 1 + S, D), the null slot first -> (B, H, T, D)."""
     mask = compressed_block_mask(q.shape[2], k_slots.shape[2], kernel, stride, q.device)
     return _attend(q, k_slots, v_slots, mask)
 
-
-@contextlib.contextmanager
-def eager_cpu_backward():
-    """Let eager flex attention on CPU keep its backward pass (its unfused math one), which
-    torch's ``flex_attention`` refuses on CPU tensors that need gradients: for the tests and
-    ``bench/transformers.py --gpu-smoke``, which check the flex path's gradients and training
-    step on a machine without a GPU. Other devices are checked as before."""
-    import torch.nn.attention.flex_attention as flex
-
-    check = getattr(flex, "_validate_device", None)
-    if check is None:  # a torch without the check: nothing to lift
-        yield
-        return
-
-    def cpu_allowed(query, key, value):
-        if query.device.type != "cpu":
-            check(query, key, value)
-
-    flex._validate_device = cpu_allowed
-    try:
-        yield
-    finally:
-        flex._validate_device = check

@@ -7,7 +7,7 @@ on how many times each vocabulary word may appear in the output.
 
 The model trains it jointly with the likelihood against the true target word counts ``a``
 (:func:`wfe_loss`). Decoding caps each word's count in a hypothesis at ``max(1, round(a_hat))``
-and charges nothing else (``wikisum.generation.decoding.WFEProcessor``, which gives the rule and
+and charges nothing else (``wikisum.generation.processors.WFEProcessor``, which gives the rule and
 how it departs from the paper's). The encoder states are whatever a model encodes its
 input with: the encoder of a seq2seq model, the prefix (input + <sep>) of a decoder-only one.
 """

@@ -1,7 +1,11 @@
 """FlexAttention paths of local and memory-compressed attention (models.flexattention): equal
-to the reference implementations in outputs and gradients at lengths not divisible by the block
-or the stride (eager on CPU; compiled on CUDA, where tests skip without one), causal, block masks
-equal to ``create_block_mask``'s; the ``attention_impl`` setting.
+to the reference implementations at lengths not divisible by the block or the stride (outputs,
+eager on CPU; outputs and gradients, compiled on CUDA, where tests skip without one), causal,
+block masks equal to ``create_block_mask``'s; the ``attention_impl`` setting.
+
+torch runs flex attention's backward pass on CUDA only: on CPU it refuses inputs that need
+gradients, eager or compiled. So on CPU the flex path is checked forward (under ``no_grad``),
+and its gradients, the model's included, by the CUDA tests below.
 
 Imports torch and the models only, so the file runs where the pipeline's packages are missing
 (``pytest --noconftest`` skips the folder's shared fixtures too)."""
@@ -25,16 +29,6 @@ needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA device: the compiled F
                                 "kernels run on CUDA only")
 
 
-@pytest.fixture
-def unwrapped_eager(monkeypatch):
-    """Eager flex attention without the dynamo trace torch wraps it in (its debugging switch):
-    the same math, forward and backward, without a trace per new mask and shape (about half a
-    second each on CPU). Only the model test below takes the wrapped path."""
-    import torch.nn.attention.flex_attention as flex
-
-    monkeypatch.setattr(flex, "_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG", True, raising=False)
-
-
 def tensors(seed: int, *shapes, dtype=torch.float32, device="cpu") -> list[torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     return [torch.randn(*s, generator=gen).to(device=device, dtype=dtype).requires_grad_()
@@ -44,12 +38,17 @@ def tensors(seed: int, *shapes, dtype=torch.float32, device="cpu") -> list[torch
 def run(fn, inputs: list[torch.Tensor], seed: int = 1):
     """fn(*inputs) and the gradients of <output, a fixed random tensor> for every input."""
     leaves = [x.detach().clone().requires_grad_() for x in inputs]
-    with flexattention.eager_cpu_backward():
-        out = fn(*leaves)
-        gen = torch.Generator().manual_seed(seed)
-        weight = torch.randn(out.shape, generator=gen).to(out.device, out.dtype)
-        (out * weight).sum().backward()
+    out = fn(*leaves)
+    gen = torch.Generator().manual_seed(seed)
+    weight = torch.randn(out.shape, generator=gen).to(out.device, out.dtype)
+    (out * weight).sum().backward()
     return out.detach(), [x.grad for x in leaves]
+
+
+def forward(fn, inputs: list[torch.Tensor]) -> torch.Tensor:
+    """fn(*inputs) without gradients (how the flex path runs on CPU)."""
+    with torch.no_grad():
+        return fn(*(x.detach() for x in inputs))
 
 
 def assert_same(got, want, **tolerance):
@@ -61,62 +60,57 @@ def assert_same(got, want, **tolerance):
 
 
 def local_case(length: int, block_size: int, previous_block: bool, seed: int = 0, **kw):
+    """Inputs q, k, v of local attention and its flex and reference functions."""
     inputs = tensors(seed, *[(1, HEADS, length, kw.pop("d", D))] * 3, **kw)
-    flex = run(lambda q, k, v: flexattention.local_attention_flex(q, k, v, block_size,
-                                                                  previous_block), inputs)
-    return inputs, flex
+    return (inputs,
+            lambda q, k, v: flexattention.local_attention_flex(q, k, v, block_size,
+                                                               previous_block),
+            lambda q, k, v: attention.local_attention(q, k, v, block_size, previous_block))
 
 
 def compressed_case(length: int, kernel: int, stride: int, seed: int = 0, **kw):
+    """Inputs q, k, v (the slots) of compressed attention and its flex and reference
+    functions."""
     d = kw.pop("d", D)
     keys = 1 + slot_count(length, kernel, stride)
     inputs = tensors(seed, (1, HEADS, length, d), (1, HEADS, keys, d), (1, HEADS, keys, d), **kw)
-    flex = run(lambda q, k, v: flexattention.compressed_attention_flex(q, k, v, kernel, stride),
-               inputs)
-    return inputs, flex
+    return (inputs,
+            lambda q, k, v: flexattention.compressed_attention_flex(q, k, v, kernel, stride),
+            lambda q, k, v: attention.compressed_attention_reference(q, k, v, kernel, stride))
 
 
 # ---------------------------------------------------------------------------------------------
 # Eager FlexAttention (CPU) against the reference implementations
 
 
-@pytest.mark.usefixtures("unwrapped_eager")
 @pytest.mark.parametrize("length", LENGTHS)
 @pytest.mark.parametrize("previous_block", [True, False])
 def test_local_flex_equals_the_masked_reference(length, previous_block):
-    inputs, flex = local_case(length, 256, previous_block)
-    ref = run(lambda q, k, v: attention.local_attention(q, k, v, 256, previous_block), inputs)
-    assert_same(flex, ref, atol=1e-5, rtol=1e-5)
+    inputs, flex, ref = local_case(length, 256, previous_block)
+    torch.testing.assert_close(forward(flex, inputs), forward(ref, inputs), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.usefixtures("unwrapped_eager")
 @pytest.mark.parametrize("length", [7, 40, 257])
 @pytest.mark.parametrize("previous_block", [True, False])
 def test_local_flex_with_a_small_block_equals_the_masked_reference(length, previous_block):
     """Block 16: a tile of 128 queries spans eight blocks, so tiles are partial off the
     diagonal too."""
-    inputs, flex = local_case(length, 16, previous_block)
-    ref = run(lambda q, k, v: attention.local_attention(q, k, v, 16, previous_block), inputs)
-    assert_same(flex, ref, atol=1e-5, rtol=1e-5)
+    inputs, flex, ref = local_case(length, 16, previous_block)
+    torch.testing.assert_close(forward(flex, inputs), forward(ref, inputs), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.usefixtures("unwrapped_eager")
 @pytest.mark.parametrize("length", LENGTHS)
 def test_compressed_flex_equals_the_masked_reference(length):
-    inputs, flex = compressed_case(length, 3, 3)
-    ref = run(lambda q, k, v: attention.compressed_attention_reference(q, k, v, 3, 3), inputs)
-    assert_same(flex, ref, atol=1e-5, rtol=1e-5)
+    inputs, flex, ref = compressed_case(length, 3, 3)
+    torch.testing.assert_close(forward(flex, inputs), forward(ref, inputs), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.usefixtures("unwrapped_eager")
 @pytest.mark.parametrize("length", [2, 7, 257])
 @pytest.mark.parametrize("kernel,stride", [(5, 2), (2, 4)])
 def test_compressed_flex_with_other_windows_equals_the_masked_reference(length, kernel, stride):
     """Overlapping windows (kernel > stride) and gaps between them (kernel < stride)."""
-    inputs, flex = compressed_case(length, kernel, stride)
-    ref = run(lambda q, k, v: attention.compressed_attention_reference(q, k, v, kernel, stride),
-              inputs)
-    assert_same(flex, ref, atol=1e-5, rtol=1e-5)
+    inputs, flex, ref = compressed_case(length, kernel, stride)
+    torch.testing.assert_close(forward(flex, inputs), forward(ref, inputs), atol=1e-5, rtol=1e-5)
 
 
 def test_the_mask_mods_by_hand():
@@ -134,7 +128,6 @@ def test_the_mask_mods_by_hand():
 # Causality, at the layer (the compressed layer's convolutions included)
 
 
-@pytest.mark.usefixtures("unwrapped_eager")
 @pytest.mark.parametrize("kind,previous_block", [("local", True), ("local", False),
                                                  ("compressed", True)])
 def test_no_later_position_changes_an_earlier_output(kind, previous_block):
@@ -245,22 +238,17 @@ def test_which_layers_take_flex():
 
 
 def test_a_model_with_flex_equals_one_with_sdpa_on_cpu():
-    """T-DMCA (local, compressed, local) at 300 tokens: logits and every gradient."""
-    results = []
+    """T-DMCA (local, compressed, local) at 300 tokens: the logits (the gradients: on CUDA,
+    test_a_model_with_flex_equals_one_with_sdpa_on_cuda)."""
+    logits = []
     for impl in ("sdpa", "flex"):
         torch.manual_seed(0)
         model = models.build("t-dmca", "tiny", vocab_size=40, dropout=0.0,
                              attention_impl=impl)
         tokens = torch.randint(6, 40, (2, 300), generator=torch.Generator().manual_seed(1))
-        with flexattention.eager_cpu_backward():
-            logits = model(tokens)
-            logits.pow(2).mean().backward()
-        results.append((logits.detach(), {n: p.grad for n, p in model.named_parameters()}))
-    (a, grads_a), (b, grads_b) = results
-    torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-5)
-    for name in grads_a:
-        torch.testing.assert_close(grads_b[name], grads_a[name], atol=1e-5, rtol=1e-4,
-                                   msg=lambda m, n=name: f"{n}: {m}")
+        with torch.no_grad():
+            logits.append(model(tokens))
+    torch.testing.assert_close(logits[1], logits[0], atol=1e-5, rtol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,11 +265,19 @@ def test_a_model_with_flex_equals_one_with_sdpa_on_cpu():
 
 CUDA_LENGTHS = [7, 1000, 4097]
 CUDA_D = 64
-# (pattern, length) of the float32 test. The independent-block variant differs from the local
-# one only in its mask's bounds, checked at every length on CPU above, so it runs at one length
-# here: listed that way rather than skipped, so that a CUDA run reports no skips of its own.
-CUDA_FLOAT32_CASES = ([("local", n) for n in CUDA_LENGTHS] + [("local-independent", 1000)]
-                      + [("compressed", n) for n in CUDA_LENGTHS])
+# The patterns of the float32 test: (block size, previous block) or (kernel, stride).
+CUDA_PATTERNS = {"local": (256, True), "local-independent": (256, False),
+                 "local-block-16": (16, True), "compressed": (3, 3),
+                 "compressed-overlapping": (5, 2), "compressed-gaps": (2, 4)}
+# (pattern, length) of the float32 test. The other variants differ from the local and the
+# compressed pattern only in their masks' bounds, whose outputs are checked at every length on
+# CPU above, so they run at one length here (their gradients): listed that way rather than
+# skipped, so that a CUDA run reports no skips of its own.
+CUDA_FLOAT32_CASES = ([("local", n) for n in CUDA_LENGTHS] + [("compressed", n) for n in
+                                                               CUDA_LENGTHS]
+                      + [(p, 257) for p in ("local-block-16", "compressed-overlapping",
+                                            "compressed-gaps")]
+                      + [("local-independent", 1000)])
 
 
 @pytest.fixture
@@ -309,15 +305,9 @@ def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
                          ids=[f"{p}-{n}" for p, n in CUDA_FLOAT32_CASES])
 def test_compiled_flex_equals_the_reference_in_float32(pattern, length, enough_recompiles):
     kw = dict(d=CUDA_D, device="cuda")
-    if pattern == "compressed":
-        inputs, flex = compressed_case(length, 3, 3, **kw)
-        ref = run(lambda q, k, v: attention.compressed_attention_reference(q, k, v, 3, 3),
-                  inputs)
-    else:
-        previous = pattern == "local"
-        inputs, flex = local_case(length, 256, previous, **kw)
-        ref = run(lambda q, k, v: attention.local_attention(q, k, v, 256, previous), inputs)
-    assert_same(flex, ref, atol=1e-3, rtol=1e-3)
+    case = compressed_case if pattern.startswith("compressed") else local_case
+    inputs, flex, ref = case(length, *CUDA_PATTERNS[pattern], **kw)
+    assert_same(run(flex, inputs), run(ref, inputs), atol=1e-3, rtol=1e-3)
 
 
 @needs_cuda
@@ -325,14 +315,10 @@ def test_compiled_flex_equals_the_reference_in_float32(pattern, length, enough_r
 def test_compiled_flex_equals_the_reference_in_bf16(pattern, enough_recompiles):
     kw = dict(d=CUDA_D, device="cuda", dtype=torch.bfloat16)
     if pattern == "compressed":
-        inputs, flex = compressed_case(1000, 3, 3, **kw)
-        ref = run(lambda q, k, v: attention.compressed_attention_reference(q, k, v, 3, 3),
-                  [x.float() for x in inputs])
+        inputs, flex, ref = compressed_case(1000, 3, 3, **kw)
     else:
-        inputs, flex = local_case(1000, 256, True, **kw)
-        ref = run(lambda q, k, v: attention.local_attention(q, k, v, 256, True),
-                  [x.float() for x in inputs])
-    (out, grads), (ref_out, ref_grads) = flex, ref
+        inputs, flex, ref = local_case(1000, 256, True, **kw)
+    (out, grads), (ref_out, ref_grads) = run(flex, inputs), run(ref, [x.float() for x in inputs])
     assert out.dtype == torch.bfloat16
     assert relative_error(out, ref_out) < 1e-2
     for g, r in zip(grads, ref_grads, strict=True):
@@ -377,7 +363,8 @@ def test_auto_takes_flex_on_cuda_without_dropout_only():
 
 
 # ---------------------------------------------------------------------------------------------
-# The whole model under torch.compile: one graph (no breaks), the same loss and gradients.
+# The whole model under torch.compile: one graph (no breaks), the same loss (and, on CUDA, the
+# same gradients).
 
 
 def ragged_batch(vocab: int, device="cpu"):
@@ -401,9 +388,8 @@ def dmca(impl: str, device="cpu", **overrides):
 
 
 def loss_and_grads(net, model, batch):
-    with flexattention.eager_cpu_backward():
-        out = net(batch)
-        out.loss.backward()
+    out = net(batch)
+    out.loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.zero_grad(set_to_none=True)
     return out, grads
@@ -414,37 +400,37 @@ def test_the_compiled_model_is_one_graph_up_to_its_loss_and_the_same(loss_on):
     """dynamo traces T-DMCA with FlexAttention in one graph up to its hidden states: the block
     masks are built in the graph and the batch's width comes from its shapes. The only break is
     the loss, which runs outside the graph (losses.untraced_nll). Run from that trace (backend
-    "eager"), a ragged batch's loss, target NLL and gradients equal the eager model's."""
+    "eager"), a ragged batch's loss and target NLL equal the eager model's. Forward only (flex
+    attention has no backward pass on CPU): the gradients of the compiled model are compared on
+    CUDA (test_the_compiled_model_equals_the_eager_one_on_cuda)."""
     import torch._dynamo
 
     model = dmca("flex", loss_on=loss_on).train()
     batch = ragged_batch(300)
     torch._dynamo.reset()
     try:
-        with flexattention.eager_cpu_backward():
+        with torch.no_grad():
             explained = torch._dynamo.explain(model)(batch)
-        where = {r.user_stack[-1].name for r in explained.break_reasons}
-        assert where == {"call"} and all(
-            r.user_stack[-1].filename.endswith("losses.py") for r in explained.break_reasons), \
-            [r.reason for r in explained.break_reasons]
-        assert len(explained.graphs) <= 3
-        want, want_grads = loss_and_grads(model, model, batch)
-        got, got_grads = loss_and_grads(torch.compile(model, backend="eager"), model, batch)
+            where = {r.user_stack[-1].name for r in explained.break_reasons}
+            assert where == {"call"} and all(
+                r.user_stack[-1].filename.endswith("losses.py")
+                for r in explained.break_reasons), [r.reason for r in explained.break_reasons]
+            assert len(explained.graphs) <= 3
+            want = model(batch)
+            got = torch.compile(model, backend="eager")(batch)
     finally:
         torch._dynamo.reset()
     torch.testing.assert_close(got.loss, want.loss, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(got.target_nll, want.target_nll, atol=1e-4, rtol=1e-5)
     assert int(got.target_tokens) == int(want.target_tokens) == 130
-    for name, grad in want_grads.items():
-        torch.testing.assert_close(got_grads[name], grad, atol=1e-5, rtol=1e-4,
-                                   msg=lambda m, n=name: f"{n}: {m}")
 
 
-def test_a_compiled_model_stops_recompiling_as_batch_shapes_change(unwrapped_eager):
+def test_a_compiled_model_stops_recompiling_as_batch_shapes_change():
     """Training batches differ in rows and widths. Once each dimension has changed (dynamo then
     compiles it as dynamic), and a single-row batch and a batch within one 128-position tile
     have been seen (dynamo specialises sizes of 1), new shapes compile nothing: the graph holds
-    no loop whose length depends on the batch's shape."""
+    no loop whose length depends on the batch's shape. (Forward passes: flex attention has no
+    backward pass on CPU.)"""
     import torch._dynamo
 
     from wikisum.models.base import make_batch
@@ -471,15 +457,13 @@ def test_a_compiled_model_stops_recompiling_as_batch_shapes_change(unwrapped_eag
                 [(90, 10), (14, 5)])
         later = ([(160, 20), (150, 22)], [(80, 20), (30, 5)])
         # (past dynamo's recompile limit a frame would run eagerly and compile nothing more)
-        with flexattention.eager_cpu_backward(), \
-                torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+        with torch.no_grad(), torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
             for lengths in warm:
-                net(batch(lengths)).loss.backward()
+                net(batch(lengths))
             settled = len(compiled)
             for lengths in later:
                 b = batch(lengths)
                 got = net(b).loss
-                got.backward()
             torch.testing.assert_close(got, model(b).loss, atol=1e-5, rtol=1e-5)
     finally:
         torch._dynamo.reset()
