@@ -49,6 +49,8 @@ def write_guard(folder: Path) -> Path:
 def guarded_env(guard: Path, log: Path, home: Path) -> dict[str, str]:
     """The environment of a guarded child: no cloud credentials of the user's either."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "CLOUDSDK_"))}
-    env.update(PYTHONPATH=str(guard), NO_GCE_CHECK="True", HOME=str(home))
+    # The guard first; a PYTHONPATH given to the suite (a checkout under test) after it.
+    path = os.pathsep.join(filter(None, [str(guard), os.environ.get("PYTHONPATH")]))
+    env.update(PYTHONPATH=path, NO_GCE_CHECK="True", HOME=str(home))
     env[LOG_ENV] = str(log)
     return env

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -13,9 +15,8 @@ from wikisum import extractors
 from wikisum.core import progress
 from wikisum.workflows import cli
 
-EXPECTED = ["sample", "search-index", "search", "ingest", "cc-plan", "cc-fetch", "crawl", "vocab",
-            "rank", "build", "report", "import", "write-as", "convert-pairs", "exemplars", "train",
-            "decode", "export", "evaluate", "human-eval", "demo"]
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / "workflows"
 
 
 def subcommands() -> list[str]:
@@ -24,11 +25,33 @@ def subcommands() -> list[str]:
     return list(action.choices)
 
 
-def test_lists_exactly_the_subcommands_that_exist():
-    assert subcommands() == EXPECTED
+def test_each_command_module_adds_its_command_in_pipeline_order():
+    """``cli.COMMANDS`` makes the commands: each module adds one, named after the module
+    (``convert_pairs`` -> convert-pairs, or its ``COMMAND``), in the order of the list."""
+    assert subcommands() == [cli.command_name(module) for module in cli.COMMANDS]
 
 
-@pytest.mark.parametrize("command", EXPECTED)
+def test_every_command_module_is_listed():
+    """A module of workflows/ with ``add_parser`` is a command: it is in ``cli.COMMANDS``."""
+    listed = {module.__name__.rsplit(".", 1)[1] for module in cli.COMMANDS}
+    for path in sorted(WORKFLOWS.glob("*.py")):
+        if "\ndef add_parser(" in path.read_text(encoding="utf-8"):
+            assert path.stem in listed, (f"workflows/{path.name} has add_parser but is not in "
+                                         "cli.COMMANDS")
+
+
+def test_the_readme_lists_exactly_the_commands():
+    """README's command table has a line for every command, and none for a command that is
+    gone (a removed or renamed command is seen here)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    shown = {m.group(1) for m in re.finditer(r"^\| `wikisum ([a-z][a-z-]*)", table, re.M)}
+    commands = set(subcommands())
+    assert not commands - shown, f"commands with no line in README.md: {commands - shown}"
+    assert not shown - commands, f"README.md lists commands that are gone: {shown - commands}"
+
+
+@pytest.mark.parametrize("command", subcommands())
 def test_every_help_names_outputs_and_defaults(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main([command, "--help"])

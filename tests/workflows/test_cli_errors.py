@@ -11,25 +11,19 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import commandlines
 import pytest
 from clirun import run_cli
 
 from wikisum.generation import decode as decode_command
 from wikisum.workflows import cli
 
-# Metavars of options that name a path; --out (what a command writes) is not an input.
-PATH_METAVARS = {"DIR", "FILE", "GLOB", "JSONL", "MODEL", "PATH", "PREDS", "RUN", "INDEX",
-                 "DUMP", "DUMP[,DUMP...]", ("BUILD_A", "BUILD_B"), ("A", "B")}
 MISSING = "no-such-input"
 
 
 def parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser, and each subcommand's as "COMMAND SUBCOMMAND"."""
-    found = {}
-    for name, parser in cli.build_parser()._subparsers._group_actions[0].choices.items():
-        found[name] = parser
-        found.update({f"{name} {sub}": p for sub, p in cli.subcommands(parser).items()})
-    return found
+    return commandlines.parsers()
 
 
 def input_options() -> list[tuple[str, str, int]]:
@@ -38,13 +32,11 @@ def input_options() -> list[tuple[str, str, int]]:
     found = []
     for command, parser in parsers().items():
         for action in parser._actions:
-            if (not action.option_strings or action.dest == "out"
-                    or action.help is argparse.SUPPRESS or action.metavar not in PATH_METAVARS):
+            if not commandlines.is_input(action):
                 continue
-            option = next(s for s in action.option_strings if s.startswith("--"))
             # the first value only of an option with any number of them (--answers A B ...)
             values = action.nargs if isinstance(action.nargs, int) else 1
-            found += [(command, option, i) for i in range(values)]
+            found += [(command, commandlines.option(action), i) for i in range(values)]
     return found
 
 
@@ -55,7 +47,9 @@ def split_commands() -> set[str]:
 
 @pytest.fixture(scope="module")
 def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleNamespace:
-    """Valid inputs of every command: each case makes exactly one of them missing."""
+    """A valid input for each input option a command line needs, by the name the command reads
+    it as (the option's dest: rank's and vocab's --data is ``ingest_dir``, an ingest output;
+    elsewhere ``data``, a dataset): each case makes exactly one input missing."""
     build, _ = built_sample
     sample, _ = sample_corpus
     here = tmp_path_factory.mktemp("inputs")
@@ -65,8 +59,6 @@ def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleN
     preds.write_text(json.dumps({"id": 1, "prediction": "a b", "reference": "a b"}) + "\n")
     metadata = here / "CC-MAIN-x-00000.warc.wet.gz.metadata.json"
     metadata.write_text(json.dumps({"http://a.example/": [3]}))
-    (here / "wet.paths").write_text("crawl-data/C/segments/1/wet/CC-MAIN-x-00000.warc.wet.gz\n")
-    (here / "wet-root").mkdir()
     titles = here / "titles.txt"
     titles.write_text("Loumbury\n")
     index = here / "index"
@@ -76,70 +68,53 @@ def inputs(built_sample, sample_corpus, sample_run, tmp_path_factory) -> SimpleN
     jsonl.write_text(json.dumps({"id": "a", "title": "T", "documents": ["One two three."],
                                  "summary": "One."}) + "\n")
     return SimpleNamespace(
-        dump=str(sample / "enwiki-sample-pages-articles.xml.bz2"),
-        urls=str(sample / "urls.txt"), build=str(build), data=str(build / "data"),
-        ingest=str(build / "ingest"), vocab=str(build / "vocab.model"), run=str(sample_run),
-        preds=str(preds), source=str(here / "source.txt"), target=str(here / "target.txt"),
-        metadata=str(metadata), wet_paths=str(here / "wet.paths"),
-        wet_root=str(here / "wet-root"), jsonl=str(jsonl), titles=str(titles),
-        index=str(index), warc=str(sample / "warc" / "*.warc.gz"))
+        wiki=str(sample / "enwiki-sample-pages-articles.xml.bz2"),
+        warc=str(sample / "warc" / "*.warc.gz"), wet=str(sample / "wet" / "*.warc.wet.gz"),
+        urls=str(sample / "urls.txt"), titles=str(titles), index=str(index),
+        t2t_metadata=str(metadata), ingest_dir=str(build / "ingest"),
+        vocab=str(build / "vocab.model"), data=str(build / "data"), sources=str(jsonl),
+        source=str(here / "source.txt"), target=str(here / "target.txt"), run=str(sample_run),
+        preds=str(preds), answers=str(preds), key=str(preds))
 
 
 def command_line(command: str, p: SimpleNamespace, out: str) -> list[str]:
-    """A command line of ``command`` whose inputs all exist, writing to ``out``."""
-    return {
-        "sample": ["sample", "--out", out],
-        "search-index": ["search-index", "--warc", p.warc, "--out", out],
-        "search": ["search", "--index", p.index, "--titles", p.titles, "--out", out],
-        "ingest": ["ingest", "--wiki", p.dump, "--out", out],
-        "cc-plan": ["cc-plan", "--t2t-metadata", p.metadata, "--urls", p.urls, "--wet-paths",
-                    p.wet_paths, "--wet-root", p.wet_root, "--out", out],
-        "cc-fetch": ["cc-fetch", "--urls", p.urls, "--crawl", "CC-MAIN-2017-13", "--out", out],
-        "crawl": ["crawl", "--urls", p.urls, "--out", out],
-        "vocab": ["vocab", "--data", p.ingest, "--out", out],
-        "rank": ["rank", "--data", p.ingest, "--vocab", p.vocab, "--out", out],
-        "build": ["build", "--wiki", p.dump, "--out", out],
-        "report": ["report", "--data", p.data, "--out", out],
-        "import": ["import", "jsonl", p.jsonl, "--out", out, "--vocab", p.vocab,
-                   "--source-vocab", p.vocab, "--workers", "1"],
-        "write-as": ["write-as", "jsonl", "--data", p.data, "--out", out],
-        "convert-pairs": ["convert-pairs", "--source", p.source, "--target", p.target,
-                          "--split", "train", "--out", out],
-        "exemplars": ["exemplars", "--data", p.data],
-        "train": ["train", "--model", "t-dmca", "--data", p.data, "--out", out, "--preset",
-                  "tiny", "--steps", "1", "--device", "cpu"],
-        "decode": ["decode", "--run", p.run, "--out", out, "--device", "cpu"],
-        "export": ["export", "--run", p.run, "--out", out],
-        "evaluate": ["evaluate", "--preds", p.preds, "--out", out],
-        "human-eval make": ["human-eval", "make", "--preds", f"a={p.preds}", "--preds",
-                            f"b={p.preds}", "--out", out],
-        "human-eval score": ["human-eval", "score", "--answers", p.preds, "--key", p.preds,
-                             "--out", out],
-        "demo": ["demo", "--out", out],
-    }[command]
+    """The least command line of ``command`` (commandlines.command_line), its inputs all
+    existing, writing to ``out``."""
+
+    def value(action, word):
+        if action.dest == "out":
+            return out
+        if not commandlines.is_input(action):
+            return word
+        path = getattr(p, action.dest, None)
+        if path is None:
+            pytest.fail(f"wikisum {command} needs {commandlines.option(action)} (dest "
+                        f"{action.dest}): give inputs() a valid input of that name")
+        return commandlines.path_value(action, word, path)
+
+    return commandlines.command_line(command, value)
 
 
 # --compare A B takes the place of the one input it is the alternative to; the other value is
-# a valid one.
-COMPARE = {"report": ("--data", "build"), "evaluate": ("--preds", "preds")}
+# a valid one, of that input's kind.
+COMPARE = {"report": "--data", "evaluate": "--preds"}
 
 
 def with_missing(argv: list[str], command: str, option: str, position: int,
-                 p: SimpleNamespace, missing: str) -> list[str]:
+                 missing: str) -> list[str]:
     """``argv`` with the ``position``-th value of ``option`` replaced by ``missing`` (the option
     added where ``argv`` lacks it)."""
     if option == "--compare":
-        drop, valid = COMPARE[command]
+        drop = COMPARE[command]
         i = argv.index(drop)
-        values = [getattr(p, valid)] * 2
+        values = [argv[i + 1]] * 2
         values[position] = missing
         return argv[:i] + argv[i + 2:] + ["--compare", *values]
+    action = next(a for a in parsers()[command]._actions if option in a.option_strings)
     if option in argv:
         i = argv.index(option)
-        return argv[:i + 1] + [missing] + argv[i + 2:]
-    return argv + [option, missing]
-
-
+        return argv[:i + 1] + [commandlines.path_value(action, argv[i + 1], missing)] + argv[i + 2:]
+    return argv + [option, commandlines.path_value(action, str(action.metavar), missing)]
 
 
 # -- every input option, missing --------------------------------------------------------------
@@ -147,7 +122,8 @@ def with_missing(argv: list[str], command: str, option: str, position: int,
 
 def test_the_input_options_found_in_the_parsers():
     """The enumeration below finds every input (a new path option is covered by the test that
-    follows only if its metavar is one of PATH_METAVARS, so look here when adding one)."""
+    follows only if its metavar is one of commandlines.PATH_METAVARS, so look here when adding
+    one)."""
     found = {(command, option) for command, option, _ in input_options()}
     assert found >= {
         ("ingest", "--wiki"), ("ingest", "--warc"), ("ingest", "--wet"),
@@ -171,8 +147,7 @@ def test_a_missing_input_is_a_one_line_error_naming_the_option(command, option, 
                                                                tmp_path, capsys):
     out = str(tmp_path / "out")
     missing = str(tmp_path / MISSING)
-    argv = with_missing(command_line(command, inputs, out), command, option, position, inputs,
-                        missing)
+    argv = with_missing(command_line(command, inputs, out), command, option, position, missing)
     status, stdout, stderr = run_cli(argv, capsys)
     assert status != 0
     assert "Traceback" not in stdout + stderr

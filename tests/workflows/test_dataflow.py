@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import commandlines
 import netguard
 import pytest
 
@@ -21,34 +22,57 @@ DATAFLOW = ["--runner", "DataflowRunner", "--dry_run", "true", "--project", "wik
             "--setup_file", str(ROOT / "setup.py")]
 
 
-JOBS = {
-    "ingest": ["ingest", "--wiki", f"{BUCKET}/dumps/enwiki-*-pages-articles*.xml.bz2",
-               "--warc", f"{BUCKET}/cc/*.warc.gz", "--wet", f"{BUCKET}/cc/*.wet.gz",
-               "--search-results", f"{BUCKET}/search.jsonl", "--out", f"{BUCKET}/ingest",
-               "--shards", "1000"],
-    "rank": ["rank", "--data", f"{BUCKET}/ingest", "--vocab", f"{BUCKET}/vocab.model",
-             "--out", f"{BUCKET}/data", "--train-learned"],
-    "report": ["report", "--data", f"{BUCKET}/data", "--out", f"{BUCKET}/report"],
-    "crawl": ["crawl", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--out",
-              f"{BUCKET}/crawl"],
-    "build": ["build", "--wiki", f"{BUCKET}/dumps/enwiki.xml.bz2", "--warc",
-              f"{BUCKET}/cc/*.warc.gz", "--out", f"{BUCKET}/build"],
-    "cc-fetch": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--source",
-                 "columnar", "--columnar-index", f"{BUCKET}/cc-index/crawl=*/*.parquet",
-                 "--crawl", "CC-MAIN-2017-13", "--fetch-groups", "64", "--out", f"{BUCKET}/cc"],
-    "search-index": ["search-index", "--wet", f"{BUCKET}/cc/*.wet.gz", "--out",
-                     f"{BUCKET}/index", "--shards", "64"],
-    "search": ["search", "--index", f"{BUCKET}/index", "--wiki",
-               f"{BUCKET}/dumps/enwiki.xml.bz2", "--out", f"{BUCKET}/search/results.jsonl"],
-    "cc-fetch-api": ["cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--crawl",
-                     "CC-MAIN-2017-13", "--out", f"{BUCKET}/cc"],
+def beam_command_line(command: str) -> list[str]:
+    """The least command line of a Beam job (commandlines.command_line), reading and writing
+    in the bucket."""
+
+    def value(action, word):
+        if action.dest == "out":
+            return f"{BUCKET}/{command}"
+        if commandlines.is_input(action):
+            return commandlines.path_value(action, word, f"{BUCKET}/in/{action.dest}")
+        return word
+
+    return commandlines.command_line(command, value)
+
+
+# Every Beam job (every command that passes Beam's options through), and a few of their other
+# paths: every source of ingest, rank fitting the learned extractor, cc-fetch's columnar index,
+# search's titles from a dump.
+JOBS = {command: beam_command_line(command) for command in commandlines.beam_commands()}
+JOBS |= {
+    "ingest-every-source": [
+        "ingest", "--wiki", f"{BUCKET}/dumps/enwiki-*-pages-articles*.xml.bz2",
+        "--warc", f"{BUCKET}/cc/*.warc.gz", "--wet", f"{BUCKET}/cc/*.wet.gz",
+        "--search-results", f"{BUCKET}/search.jsonl", "--out", f"{BUCKET}/ingest",
+        "--shards", "1000"],
+    "rank-train-learned": ["rank", "--data", f"{BUCKET}/ingest", "--vocab",
+                           f"{BUCKET}/vocab.model", "--out", f"{BUCKET}/data", "--train-learned"],
+    "cc-fetch-columnar": [
+        "cc-fetch", "--urls", f"{BUCKET}/ingest/missing_urls.txt", "--source", "columnar",
+        "--columnar-index", f"{BUCKET}/cc-index/crawl=*/*.parquet", "--crawl", "CC-MAIN-2017-13",
+        "--fetch-groups", "64", "--out", f"{BUCKET}/cc"],
+    "search-wiki": ["search", "--index", f"{BUCKET}/index", "--wiki",
+                    f"{BUCKET}/dumps/enwiki.xml.bz2", "--out", f"{BUCKET}/search/results.jsonl"],
 }
-WRITES = {"ingest": f"{BUCKET}/ingest/articles/articles-00000-of-01000.parquet",
-          "rank": f"{BUCKET}/data/dataset.json", "report": f"{BUCKET}/report/report.html",
-          "crawl": f"{BUCKET}/crawl/summary.json", "build": f"{BUCKET}/build/data/dataset.json",
-          "cc-fetch": f"{BUCKET}/cc/summary.json", "cc-fetch-api": f"{BUCKET}/cc/summary.json",
-          "search-index": f"{BUCKET}/index/index.json",
-          "search": f"{BUCKET}/search/results.summary.json"}
+
+
+def would_write(stdout: str) -> list[str]:
+    """The paths a dry run says it would write (the first of a set of shards)."""
+    return [line.split("would write:", 1)[1].split()[0] for line in stdout.splitlines()
+            if "would write:" in line]
+
+
+def declared(argv: list[str]) -> list:
+    """The outputs the command line declares (its command's ``outputs(args)``)."""
+    args, _ = cli.build_parser().parse_known_args(argv)
+    return cli.command_module(args.command).outputs(args)
+
+
+def inside(path: str, outputs: list) -> bool:
+    """Whether ``path`` is a declared file output or lies in a declared directory output."""
+    return any(path == o.path if o.kind == "file" else path.startswith(o.path.rstrip("/") + "/")
+               for o in outputs)
 
 
 def dataflow_available() -> bool:
@@ -81,7 +105,12 @@ def test_every_beam_job_builds_its_dataflow_job_offline(job, guard, tmp_path):
     assert network == "", f"the job reached for the network while being built:\n{network}"
     assert "dry run: the DataflowRunner job" in done.stdout and "was built and validated" in \
         done.stdout, done.stdout
-    assert f"would write: {WRITES[job]}" in done.stdout, done.stdout
+    writes = would_write(done.stdout)
+    assert writes, f"the dry run of {job} names nothing it would write:\n{done.stdout}"
+    outputs = declared(JOBS[job])
+    outside = [path for path in writes if not inside(path, outputs)]
+    assert not outside, (f"{job} would write outside the outputs its command declares "
+                         f"({', '.join(o.path for o in outputs)}): {', '.join(outside)}")
 
 
 def test_a_dry_run_refuses_a_runner_that_would_run_the_job(capsys):

@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import commandlines
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,45 +18,26 @@ from hypothesis import strategies as st
 from wikisum.core import ownership
 from wikisum.workflows import cli
 
-# One command line per command; OUT stands for the output under test, IN for inputs (the check
-# of outputs comes before any input is read, so the inputs need not exist).
-ARGV = {
-    "sample": ["sample", "--out", "OUT"],
-    "search-index": ["search-index", "--warc", "IN/x.warc.gz", "--out", "OUT"],
-    "search": ["search", "--index", "IN/index", "--titles", "IN/titles.txt", "--out", "OUT"],
-    "ingest": ["ingest", "--wiki", "IN/dump.xml.bz2", "--out", "OUT"],
-    "cc-plan": ["cc-plan", "--t2t-metadata", "IN/x.warc.wet.gz.metadata.json", "--out", "OUT"],
-    "cc-fetch": ["cc-fetch", "--urls", "IN/urls.txt", "--crawl", "CC-MAIN-2017-13",
-                 "--out", "OUT"],
-    "crawl": ["crawl", "--urls", "IN/urls.txt", "--out", "OUT"],
-    "vocab": ["vocab", "--data", "IN/ingest", "--out", "OUT"],
-    "rank": ["rank", "--data", "IN/ingest", "--vocab", "IN/vocab.model", "--out", "OUT"],
-    "build": ["build", "--wiki", "IN/dump.xml.bz2", "--out", "OUT"],
-    "report": ["report", "--data", "IN/data", "--out", "OUT"],
-    "import": ["import", "jsonl", "IN/train.jsonl", "--out", "OUT"],
-    "write-as": ["write-as", "jsonl", "--data", "IN/data", "--out", "OUT"],
-    "convert-pairs": ["convert-pairs", "--source", "IN/s.txt", "--target", "IN/t.txt",
-                      "--split", "train", "--out", "OUT"],
-    "exemplars": ["exemplars", "--data", "IN/data"],
-    "train": ["train", "--model", "t-dmca", "--data", "IN/data", "--out", "OUT"],
-    "decode": ["decode", "--run", "IN/run", "--out", "OUT"],
-    "export": ["export", "--run", "IN/run", "--out", "OUT"],
-    "evaluate": ["evaluate", "--preds", "IN/preds.jsonl", "--out", "OUT"],
-    "human-eval": ["human-eval", "make", "--preds", "a=IN/a.jsonl", "--preds", "b=IN/b.jsonl",
-                   "--out", "OUT"],
-    "demo": ["demo", "--out", "OUT"],
-}
+
+def command_line(name: str, out: str, inputs: str) -> list[str]:
+    """The least command line of ``name`` (commandlines.command_line) writing to ``out``, its
+    inputs under ``inputs`` (the check of outputs comes before any input is read, so the inputs
+    need not exist)."""
+
+    def value(action, word):
+        if action.dest == "out":
+            return out
+        if commandlines.is_input(action):
+            return commandlines.path_value(action, word, f"{inputs}/{action.dest}")
+        return word
+
+    return commandlines.command_line(name, value)
 
 
-def command_names() -> list[str]:
-    parser = cli.build_parser()
-    return list(parser._subparsers._group_actions[0].choices)
-
-
-def test_every_command_has_a_line_and_declares_its_outputs():
-    assert sorted(ARGV) == sorted(command_names())
+def test_every_command_declares_its_outputs():
     for module in cli.COMMANDS:
-        assert callable(getattr(module, "outputs", None)), module.__name__
+        assert callable(getattr(module, "outputs", None)), \
+            f"{module.__name__} has no outputs(args): the list of what the command writes"
 
 
 def parse(argv: list[str]):
@@ -63,25 +45,29 @@ def parse(argv: list[str]):
     return args
 
 
+def declared(name: str, argv: list[str]) -> list[ownership.Output]:
+    """What ``argv`` of the command ``name`` ("human-eval make": human-eval's) declares it
+    writes."""
+    return cli.command_module(name.split()[0]).outputs(parse(argv))
+
+
 def cases() -> list[tuple[str, int]]:
     """(command, index of an output it declares) for every output of every command."""
     found = []
-    for name, argv in ARGV.items():
-        outputs = cli.command_module(name).outputs(parse([a.replace("OUT", "/o/x.json")
-                                                          for a in argv]))
+    for name in commandlines.runnable():
+        outputs = declared(name, command_line(name, "/o/x.json", "/i"))
         found.extend((name, i) for i in range(len(outputs)))
     return found
 
 
 def test_every_out_option_is_declared():
     """Each command with an --out declares it as an output (so the property covers it)."""
-    for name in command_names():
-        command = cli.build_parser()._subparsers._group_actions[0].choices[name]
-        options = {s for a in command._actions for s in a.option_strings}
-        declared = {o.option for o in cli.command_module(name).outputs(
-            parse([a.replace("OUT", "/o/x.json") for a in ARGV[name]]))}
+    parsers = commandlines.parsers()
+    for name in commandlines.runnable():
+        options = {s for a in parsers[name]._actions for s in a.option_strings}
+        outputs = declared(name, command_line(name, "/o/x.json", "/i"))
         if "--out" in options:
-            assert "--out" in declared, name
+            assert "--out" in {o.option for o in outputs}, name
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
@@ -100,10 +86,10 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
 
 
 def target_for(name: str, index: int, root: Path) -> tuple[list[str], str, ownership.Output]:
-    """The command line with OUT under ``root``, and the output (path, kind) at ``index``."""
-    argv = [a.replace("OUT", str(root / "out.x")).replace("IN/", str(root / "in") + "/")
-            for a in ARGV[name]]
-    output = cli.command_module(name).outputs(parse(argv))[index]
+    """The command line with its output under ``root``, and the output (path, kind) at
+    ``index``."""
+    argv = command_line(name, str(root / "out.x"), str(root / "in"))
+    output = declared(name, argv)[index]
     return argv, output.path, output
 
 
@@ -134,7 +120,8 @@ def test_user_bytes_survive_every_output(name, index, user_name, data, as_dir):
         assert code != 0
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1, err
-        assert lines[0].startswith(f"wikisum {name}: {output.option} "), lines[0]
+        command = name.split()[0]  # a subcommand's errors name the command
+        assert lines[0].startswith(f"wikisum {command}: {output.option} "), lines[0]
         assert "Traceback" not in err
         if as_dir:
             assert sorted(os.listdir(target)) == [user_name]
