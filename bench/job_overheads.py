@@ -6,21 +6,15 @@ median of each way's rounds:
 
   steps        a local job (LocalRunner, in this process) of 3 values through 10 Map steps, 60
                Map steps, and 10 Map steps and 5 Reshuffles: what a step and a reshuffle cost
-  sampler      a local job of 3 values through 4 steps of about 0.27 s of work each, a
-               bundle each (Reshuffles between them), with Beam's state sampler (its longest
-               sleep 200 ms) and with the one ``beamio.LocalRunner`` gives the bundles it
-               runs in this process (``beamio.LOCAL_SAMPLING_PERIOD_MS``): seconds and CPU
-               seconds (every thread of the process) of each
-  views        the ingest job built and translated (``to_runner_api``) on the 1-article corpus
-               with Beam's own options (``view_as`` parses the flags on every call) and with
-               ``beamio.ViewsParsedOnce`` (what ``beamio.launch`` gives the pipeline)
   model        the language model loaded from py3langid's compressed file and from the
                unpacked copy in the cache folder (``langwalk.load``; a folder under --work)
   language     ``language.identify`` page by page and ``language.identify_many`` a batch of
                32 at a time, on the first 1,000 characters of the shared extraction pages'
                main texts (where present) or of the sample's pages
 
-It prints the seconds of each and writes them to --out. Run by hand on an idle machine:
+It prints the seconds of each and writes them to --out. Costs inside Beam itself (its state
+sampler, its inspection of DoFns, its options' views) are measured by bench/beam_costs.py.
+Run by hand on an idle machine:
 
     .venv/bin/python bench/job_overheads.py --config configs/bench/job-overheads.yaml
 """
@@ -60,8 +54,7 @@ def steps_part(rounds: int) -> dict:
 
     def job(maps: int, reshuffles: int):
         def run():
-            options = PipelineOptions([]).view_as(beamio.ViewsParsedOnce)
-            with beam.Pipeline(runner=beamio.LocalRunner(), options=options) as p:
+            with beam.Pipeline(runner=beamio.LocalRunner(), options=PipelineOptions([])) as p:
                 x = p | beamio.Values([1, 2, 3])
                 for i in range(maps):
                     x = x | f"Map{i}" >> beam.Map(lambda v: v)
@@ -76,85 +69,6 @@ def steps_part(rounds: int) -> dict:
     got["per_map_ms"] = (m["60 maps"] - m["10 maps"]) / 50 * 1000
     got["per_reshuffle_ms"] = (m["10 maps, 5 reshuffles"] - m["10 maps"]) / 5 * 1000
     return got
-
-
-def busy(value: int, n: int = 3_000_000) -> int:
-    """About 0.09 s of one core's work (a sum in Python), the same every call."""
-    total = 0
-    for i in range(n):
-        total += i
-    return value + total % 2
-
-
-def sampler_part(rounds: int) -> dict:
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-    from apache_beam.runners.worker import statesampler
-
-    from wikisum.pipeline import beamio
-
-    beamio._install_prompt_sampler()
-    prompt = statesampler.StateSampler
-    # Beam's own class, marked as already installed so that the local runner leaves it
-    beams = type("BeamsStateSampler", (prompt.original,), {"original": prompt.original})
-    cpu: dict[str, list[float]] = {"Beam's sampler": [], "the prompt sampler": []}
-
-    def job(name: str, sampler: type):
-        def run():
-            statesampler.StateSampler = sampler
-            start = time.process_time()
-            try:
-                options = PipelineOptions([]).view_as(beamio.ViewsParsedOnce)
-                with beam.Pipeline(runner=beamio.LocalRunner(), options=options) as p:
-                    x = p | beamio.Values([1, 2, 3])
-                    for i in range(4):
-                        if i:
-                            x = x | f"Reshuffle{i}" >> beam.Reshuffle()
-                        x = x | f"Work{i}" >> beam.Map(busy)
-            finally:
-                statesampler.StateSampler = prompt
-            cpu[name].append(time.process_time() - start)
-        return run
-
-    job("the prompt sampler", prompt)()  # Beam's first-job costs, in neither way
-    cpu["the prompt sampler"].clear()
-    got = alternate({name: job(name, sampler) for name, sampler in
-                     (("Beam's sampler", beams), ("the prompt sampler", prompt))}, rounds)
-    got["cpu_median_s"] = {n: statistics.median(t) for n, t in cpu.items()}
-    got["cpu_rounds_s"] = cpu
-    got["idle_median_s"] = {n: statistics.median(w - c for w, c in zip(
-        got["rounds_s"][n], cpu[n], strict=True)) for n in cpu}
-    return got
-
-
-def views_part(corpus: dict, work: Path, rounds: int) -> dict:
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from wikisum.pipeline import beamio
-    from wikisum.pipeline.ingest import job
-    from wikisum.workflows import cli
-    from wikisum.workflows import ingest as ingest_command
-
-    warc = str(Path(corpus["dir"]) / "warc" / "*.warc.gz")
-    args, _ = cli.build_parser().parse_known_args([
-        "ingest", "--wiki", corpus["dump"], "--warc", warc, "--search-results",
-        corpus["search"], "--out", str(work / "out-overheads")])
-    config = ingest_command.config_from_args(args)
-    flags = ["--direct_num_workers", "1", "--direct_running_mode", "in_memory"]
-
-    def build(once: bool):
-        def run():
-            options = PipelineOptions(list(flags))
-            if once:
-                options = options.view_as(beamio.ViewsParsedOnce)
-            p = beam.Pipeline(runner=beamio.LocalRunner(), options=options)
-            job.build(p, config, "token")
-            p.to_runner_api()
-        return run
-
-    build(True)()
-    return alternate({"beam's view_as": build(False), "views parsed once": build(True)}, rounds)
 
 
 def model_part(work: Path, rounds: int) -> dict:
@@ -212,12 +126,12 @@ def main_texts(pages_dir: Path, work: Path, limit: int) -> tuple[str, list[str]]
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     from bench import options
-    from bench.ingest import SHARED_PAGES, make_corpus
+    from bench.ingest import SHARED_PAGES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/wikisum-bench-1000"),
-                        help="bench/ingest.py's work directory: its 1-article corpus is reused "
-                             "or made there")
+                        help="a work directory (the language model's cache folder is made "
+                             "there)")
     parser.add_argument("--real-pages", type=Path, default=SHARED_PAGES, metavar="DIR",
                         help="the shared extraction pages (the sample's pages where absent)")
     parser.add_argument("--texts", type=int, default=400, help="pages for the language part")
@@ -226,16 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                         default=ROOT / "bench" / "results" / "job_overheads.json")
     args = options.parse(parser, argv)
     work = args.work.resolve()
-    tiny = make_corpus(work, "corpus-tiny", 1, 0)
 
     results = {"bench": "job_overheads", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "command": shlex.join([sys.executable, *sys.argv]), "rounds": args.rounds}
     print("steps ...", flush=True)
     results["steps"] = steps_part(args.rounds)
-    print("sampler ...", flush=True)
-    results["sampler"] = sampler_part(args.rounds)
-    print("views ...", flush=True)
-    results["views"] = views_part(tiny, work, args.rounds)
     print("model ...", flush=True)
     results["model"] = model_part(work, args.rounds)
     where, texts = main_texts(args.real_pages, work, args.texts)
@@ -244,15 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     results["language"]["pages"] = where
 
     print()
-    for part in ("steps", "sampler", "views", "model", "language"):
+    for part in ("steps", "model", "language"):
         print(f"{part}: " + ", ".join(f"{k} {v:.3f} s"
                                       for k, v in results[part]["median_s"].items()))
     s, lang = results["steps"], results["language"]["us_per_text"]
     print(f"  a Map step {s['per_map_ms']:.1f} ms, a Reshuffle {s['per_reshuffle_ms']:.1f} ms; "
           + ", ".join(f"{k} {v:.0f} us a text" for k, v in lang.items()))
-    print("  the sampler's job: " + ", ".join(
-        f"{k} {v:.3f} CPU s, {results['sampler']['idle_median_s'][k]:.3f} s idle"
-        for k, v in results["sampler"]["cpu_median_s"].items()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwrote {args.out}")

@@ -1,9 +1,10 @@
 """Wikitext -> article parts: lead, sections and cited URLs.
 
 The wikitext is parsed once with mwparserfromhell and the tree is walked twice: once to render
-plain text, once to collect citation URLs. `Wikicode.strip_code()` is not used because it keeps
-the contents of `<ref>` tags, the markup of tables and the captions of files, all of which would
-leak into the lead that the summariser is trained to produce.
+plain text (here), once to collect citation URLs (:mod:`wikisum.pipeline.citations`).
+`Wikicode.strip_code()` is not used because it keeps the contents of `<ref>` tags, the markup
+of tables and the captions of files, all of which would leak into the lead that the summariser
+is trained to produce.
 
 Every language's wikitext is read by the same rules; what differs between wikis comes from the
 dump's ``<siteinfo>`` (:class:`wikisum.pipeline.dumps.SiteInfo`: the local names of the file and
@@ -34,57 +35,12 @@ from mwparserfromhell.nodes import (
     Wikilink,
 )
 from mwparserfromhell.parser import ParserError
-from mwparserfromhell.smart_list import SmartList
 from mwparserfromhell.wikicode import Wikicode
 
 from wikisum.core.records import Section
+from wikisum.pipeline.citations import cited_urls, plain_value, template_name
 from wikisum.pipeline.dumps import SiteInfo
 from wikisum.pipeline.urls import normalize_title
-
-
-def _quick_coercion(original):
-    """mwparserfromhell's ``utils.parse_anything`` with its two commonest cases first.
-
-    The parser's builder makes every node through constructors that pass each part (a
-    template's name, a parameter's value, a tag's contents) through ``parse_anything``, which
-    runs four function-level imports on every call before it returns a Wikicode unchanged (and
-    makes an empty one of None): about a quarter of the time of parsing an article (``bench/
-    ingest.py --profile``, the sample's 1,009 dump pages: 1.5 -> 1.0-1.1 CPU seconds). This version
-    answers those two cases as the original does (the same object; an empty Wikicode) without
-    the imports, and hands every other value to the original."""
-
-    def parse_anything(value, context=0, *args, **kwargs):
-        # (the original's other arguments passed on as given: releases differ in whether
-        # skip_style_tags is positional, and the original calls this one for a list's items)
-        if isinstance(value, Wikicode):
-            return value
-        if value is None:
-            return Wikicode(SmartList())
-        return original(value, context, *args, **kwargs)
-
-    parse_anything.original = original
-    return parse_anything
-
-
-def _install_quick_coercion() -> None:
-    """Puts :func:`_quick_coercion`'s function in place of ``parse_anything`` in every
-    mwparserfromhell module that bound the original under that name (its node classes import
-    it by name; ``mwparserfromhell.parse``, the same function under another name, is left as it
-    is: one call an article). Idempotent; the results of every parse are unchanged (tested)."""
-    import sys
-
-    from mwparserfromhell import utils
-
-    original = getattr(utils.parse_anything, "original", utils.parse_anything)
-    quick = utils.parse_anything if original is not utils.parse_anything \
-        else _quick_coercion(original)
-    for name, module in list(sys.modules.items()):
-        if (name == "mwparserfromhell" or name.startswith("mwparserfromhell.")) \
-                and getattr(module, "parse_anything", None) is original:
-            module.parse_anything = quick
-
-
-_install_quick_coercion()
 
 
 @dataclass(frozen=True)
@@ -200,15 +156,6 @@ _CONSTANT_TEMPLATES = {
 _CONVERT_UNITS = {"sqmi": "sq mi", "sqft": "sq ft", "sqkm": "km2", "C": "\u00b0C", "F": "\u00b0F"}
 _CONVERT_RANGES = {"-": "\u2013", "\u2013": "\u2013", "to": " to ", "and": " and ", "or": " or "}
 
-# Sections whose bare citation templates are citations too: older articles list their sources
-# there instead of using <ref> tags.
-_REFERENCE_SECTIONS = frozenset(
-    {
-        "references", "notes", "sources", "bibliography", "citations", "works cited",
-        "footnotes", "notes and references", "references and notes", "literature cited",
-    }
-)
-
 # Markers used while rendering, stripped before returning; private-use characters, so never
 # whitespace and never in real text. A list marker starts a new paragraph. A gap marks where a
 # template, ref or comment was dropped, so that `''{{transl|...}}''` reads as two quote runs
@@ -302,20 +249,15 @@ def parse_article(title: str, wikitext: str, lang: str = "en",
         for heading, body in headed
     )
 
-    citations: dict[str, None] = {}
-    _collect_citations(lead_nodes, citations, in_ref=False, in_template=False, cite_bare=False)
-    for section, (_, body) in zip(sections, headed, strict=True):
-        in_references = section.title.lower() in _REFERENCE_SECTIONS
-        _collect_citations(
-            body, citations, in_ref=False, in_template=False, cite_bare=in_references
-        )
+    citations = cited_urls(lead_nodes, [(section.title, body) for section, (_, body)
+                                        in zip(sections, headed, strict=True)])
 
     return ParsedArticle(
         title=title,
         url=url,
         lead=_paragraphs(_render(lead_nodes, hidden)),
         sections=sections,
-        citation_urls=tuple(citations),
+        citation_urls=citations,
         is_redirect=False,
         is_disambiguation=bool(_DISAMBIGUATION_MAGIC.search(wikitext)) or (
             _may_name_disambiguation(wikitext) and any(
@@ -427,7 +369,7 @@ def _render_tag(node: Tag, out: list[str], hidden: frozenset[str]) -> None:
 
 
 def _render_template(node: Template, out: list[str], hidden: frozenset[str]) -> None:
-    name = _template_name(node.name)
+    name = template_name(node.name)
     if name in _CONSTANT_TEMPLATES:
         out.append(_CONSTANT_TEMPLATES[name])
     elif name == "convert":
@@ -444,7 +386,7 @@ def _render_template(node: Template, out: list[str], hidden: frozenset[str]) -> 
 
 def _render_convert(node: Template) -> str:
     """`{{convert|5|mi|km}}` -> "5 mi"; `{{convert|1|to|3|km}}` -> "1 to 3 km"."""
-    args = [_plain_value(p.value) for p in node.params if not p.showkey]
+    args = [plain_value(p.value) for p in node.params if not p.showkey]
     if len(args) < 2:
         return " ".join(args)
     value, rest = args[0], args[1:]
@@ -511,168 +453,7 @@ def _unquote_run(match: re.Match[str]) -> str:
     return "'" if n == 4 else "'" * max(0, n - 5)
 
 
-def _template_name(name: Wikicode) -> str:
-    text = "".join(str(n) for n in name.nodes if not isinstance(n, Comment))
-    text = " ".join(text.replace("_", " ").split()).lower()
-    return text.removeprefix("template:").strip()
-
-
 def _is_disambiguation(name: Wikicode) -> bool:
-    normalised = _template_name(name)
+    normalised = template_name(name)
     return (normalised in _DISAMBIGUATION_TEMPLATES or normalised.endswith(" disambiguation")
             or normalised in _LOCAL_DISAMBIGUATION_TEMPLATES)
-
-
-def _is_citation_template(name: str) -> bool:
-    # "cite web", "Cite news", "cite_journal", "citation", plus the German and Polish web-citation
-    # templates, since German and Polish articles are in the corpus.
-    return name.startswith(("cite", "citation", "internetquelle", "cytuj"))
-
-
-def _collect_citations(
-    nodes: list[Node],
-    found: dict[str, None],
-    *,
-    in_ref: bool,
-    in_template: bool,
-    cite_bare: bool,
-) -> None:
-    """Adds cited URLs under `nodes` to `found` (an insertion-ordered set), in document order.
-
-    Args:
-        nodes: The nodes to walk.
-        found: Collected URLs, as dict keys to keep their first-seen order.
-        in_ref: Whether the nodes are inside a `<ref>` tag.
-        in_template: Whether the nodes are inside a template argument; a link there belongs to
-            the template (e.g. `archive-url=`) rather than to the citation text.
-        cite_bare: Whether citation templates count outside `<ref>` (references sections).
-    """
-    for node in nodes:
-        if isinstance(node, Tag):
-            if node.contents is None:
-                continue
-            is_ref = str(node.tag).strip().lower() == "ref"
-            _collect_citations(
-                node.contents.nodes,
-                found,
-                in_ref=in_ref or is_ref,
-                in_template=in_template and not is_ref,
-                cite_bare=cite_bare,
-            )
-        elif isinstance(node, Template):
-            if (in_ref or cite_bare) and _is_citation_template(_template_name(node.name)):
-                url = _citation_url(node)
-                if url is not None:
-                    found.setdefault(url)
-            elif in_ref:
-                for url in _template_urls(node):
-                    found.setdefault(url)
-            for param in node.params:
-                _collect_citations(
-                    param.value.nodes, found, in_ref=in_ref, in_template=True, cite_bare=cite_bare
-                )
-        elif isinstance(node, ExternalLink):
-            if in_ref and not in_template:
-                url = _web_url(_plain_value(node.url))
-                if url is not None:
-                    found.setdefault(url)
-            if node.title is not None:
-                _collect_citations(
-                    node.title.nodes, found, in_ref=in_ref, in_template=in_template,
-                    cite_bare=cite_bare,
-                )
-        elif isinstance(node, Wikilink):
-            # File captions and link labels can hold <ref> tags.
-            if node.text is not None:
-                _collect_citations(
-                    node.text.nodes, found, in_ref=in_ref, in_template=in_template,
-                    cite_bare=cite_bare,
-                )
-
-
-def _citation_url(template: Template) -> str | None:
-    url = archive_url = ""
-    for param in template.params:
-        name = str(param.name).strip()
-        if name in ("url", "URL"):
-            url = _plain_value(param.value)
-        elif name in ("archive-url", "archiveurl", "archive_url"):
-            archive_url = _plain_value(param.value)
-    # The archive is only a fallback: the original URL is what a crawl would have captured.
-    return _web_url(url) or _web_url(archive_url)
-
-
-# Words for "archive" in citation templates' parameter names (`archive-url`, `archiv-url`,
-# `urlarchivo`, `arquivourl`, `archiwum`, `архив`, `архів`, `مسار أرشيف`, `アーカイブ`,
-# `存档`, `url lưu trữ`, `arşivurl`): a parameter so named holds an archived copy, which a crawl
-# of the cited page would not have captured. Matched in the lowercased name.
-_ARCHIVE_WORDS = ("archiv", "arquiv", "archief", "archiw", "arkiv", "arhiv", "arşiv", "архив",
-                  "архів", "أرشيف", "بایگانی", "ארכיון", "アーカイブ", "存档", "存檔", "保存",
-                  "lưu trữ", "संग्रह")
-# A template so named links to an archived copy (`{{webarchive}}`, `{{Wayback}}`, `{{WebCite}}`).
-_ARCHIVE_TEMPLATE_WORDS = (*_ARCHIVE_WORDS, "wayback", "webcite")
-# Hosts of web archives: a URL there is an archived copy whatever the parameter's name
-# (`{{webarchive|url=https://web.archive.org/...}}`).
-_ARCHIVE_HOST = re.compile(
-    r"(?:https?:)?//(?:[^/?#]*\.)?(?:web\.archive\.org|archive\.(?:today|is|ph|li|vn|fo|md)|"
-    r"webcitation\.org|wayback\.archive-it\.org|webarchive\.[^/?#]+)(?:[:/?#]|$)",
-    re.IGNORECASE)
-
-
-def _template_urls(template: Template) -> list[str]:
-    """The cited URLs of a template inside a ``<ref>`` that is not a known citation template
-    (``{{Статья|ссылка=...}}``, ``{{استشهاد ويب|مسار=...}}``, ``{{url|...}}``): every
-    parameter, named or not, whose value is one http(s) URL, in order, leaving out archived
-    copies (by the parameter's name or the URL's host). Unlike a citation template's, an
-    archived copy is never taken as a fallback: beside a citation it is often a template of
-    its own (``{{webarchive}}``, ``{{Wayback}}``), whose every URL is left out."""
-    name = _template_name(template.name)
-    if any(word in name for word in _ARCHIVE_TEMPLATE_WORDS):
-        return []
-    urls: list[str] = []
-    for param in template.params:
-        url = _web_url(_plain_value(param.value))
-        if url is None:
-            continue
-        name = str(param.name).strip().lower()
-        if not _ARCHIVE_HOST.match(url) and not any(word in name for word in _ARCHIVE_WORDS):
-            urls.append(url)
-    return urls
-
-
-def _plain_value(value: Wikicode) -> str:
-    """The source text of a parameter or link target without comments and templates.
-
-    Templates go too: `url=http://x.com/a{{dead link|date=...}}` is common. A URL inside a
-    parameter is often parsed as an external link, so its target is cleaned the same way.
-    """
-    parts = []
-    for node in value.nodes:
-        if isinstance(node, ExternalLink) and node.title is None and not node.brackets:
-            parts.append(_plain_value(node.url))
-        elif not isinstance(node, (Comment, Template)):
-            parts.append(str(node))
-    return "".join(parts).strip()
-
-
-# Where a URL ends: whitespace of any kind (`str.isspace`: the ideographic space U+3000, the
-# no-break spaces, U+2000-U+200A, the line and paragraph separators as well as ASCII's).
-_URL_END = re.compile(r"\s")
-
-
-def _web_url(url: str) -> str | None:
-    """An http(s) URL (protocol-relative ones as https), ending at the first whitespace.
-
-    MediaWiki ends a URL at whitespace of any kind (its URL class excludes ``\\p{Zs}``): in
-    ``https://x.jp/a\u3000「Title」`` the ideographic space U+3000 starts the text after the link,
-    and in ``url=https://x.org/ a b`` the link is ``https://x.org/``. mwparserfromhell ends a bare
-    URL at ASCII whitespace only, so every URL is cut here."""
-    url = url.strip()
-    end = _URL_END.search(url)
-    if end is not None:
-        url = url[:end.start()]
-    if url.startswith("//"):
-        url = "https:" + url
-    if url.lower().startswith(("http://", "https://")) and len(url) > len("https://"):
-        return url
-    return None

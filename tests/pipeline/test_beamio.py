@@ -18,6 +18,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from wikisum.core import shards
 from wikisum.pipeline import beamio
+from wikisum.pipeline.beamio import writes
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
                     pa.field("text", pa.string(), nullable=False)])
@@ -189,7 +190,7 @@ def test_spilled_shards_are_the_shards_write_shards_writes(tmp_path):
     assert len(parts) > 10
     for part in parts:
         spill = part.read().to_pylist()
-        assert sum(map(beamio._row_bytes, spill)) >= 2000
+        assert sum(map(writes._row_bytes, spill)) >= 2000
         assert part.num_row_groups == len({r["id"] % 3 for r in spill}) > 1
         assert all(len({r["id"] % 3 for r in part.read_row_group(i).to_pylist()}) == 1
                    for i in range(part.num_row_groups))

@@ -766,9 +766,9 @@ def test_broken_warc_records_and_an_empty_warc_are_counted_and_the_rest_is_read(
 # pyarrow's own allocator keeps freed pages for a while: the system's shows what the job holds.
 MANY_404S = """
 import sys, zlib
-from wikisum.pipeline import beamio
+from wikisum.pipeline.beamio import writes
 from wikisum.workflows import cli
-beamio.SPILL_BYTES = 512 * 1024
+writes.SPILL_BYTES = 512 * 1024
 folder = sys.argv[1]
 http = b"HTTP/1.1 404 Not Found\\r\\nContent-Type: text/html\\r\\n\\r\\nNot Found"
 def warc(path, n):
