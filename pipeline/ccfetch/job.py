@@ -42,6 +42,7 @@ from wikisum.pipeline.ccfetch.records import (
 )
 from wikisum.pipeline.crawl import causes
 from wikisum.pipeline.crawl.records import new_run_id, utc_now
+from wikisum.pipeline.crawl.runsummary import RunSummary
 from wikisum.pipeline.crawl.writer import WarcSink
 from wikisum.pipeline.urls import normalize_url
 
@@ -544,20 +545,13 @@ def build(p: beam.Pipeline, config: CcFetchConfig, token: str) -> None:
                   | "LogRows" >> beam.Map(lambda o: (stable_hash(o.url) % total, o.row()))
                   | "WriteLog" >> WriteShards(finals, staging, schemas.CC_FETCH_LOG,
                                               lambda r: r["url"]))
-    counts = ((read[TALLY], planned[TALLY], looked[TALLY],
-               outcomes | "CountOutcomes" >> beam.FlatMap(count_outcome))
-              | "AllTallies" >> beam.Flatten()
-              | "SumTallies" >> beamio.SumTallies())
     warc_list = ((warcs or [p | "NoWarcs" >> beam.Create([])])
                  | "WarcFiles" >> beam.Flatten()
                  | "CollectWarcFiles" >> beam.combiners.ToList())
-    firsts = (outcomes
-              | "Failures" >> beam.FlatMap(failure)
-              | "EarliestFailure" >> beam.CombinePerKey(min)
-              | "CollectFailures" >> beam.combiners.ToList())
-    summary = counts | "Summary" >> beam.Map(
-        lambda c, w, f: summary_json(cc_fetch_summary(c, w, config, f)),
-        beam.pvalue.AsSingleton(warc_list), beam.pvalue.AsSingleton(firsts))
+    summary = (((read[TALLY], planned[TALLY], looked[TALLY]), outcomes, warc_list)
+               | "RunSummary" >> RunSummary(
+                   count_outcome, failure,
+                   lambda c, w, f: summary_json(cc_fetch_summary(c, w, config, f))))
     # The run's log shards are whole once committed: its per-group files are not needed then.
     group_logs = FileSystems.join(config.out, "log", f"cc_fetch_log-{config.run_id}-group-*")
     _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,

@@ -36,6 +36,7 @@ from wikisum.pipeline.crawl.records import (
     new_run_id,
     utc_now,
 )
+from wikisum.pipeline.crawl.runsummary import RunSummary
 from wikisum.pipeline.crawl.writer import WarcSink
 
 log = logging.getLogger("wikisum.crawl")
@@ -301,18 +302,11 @@ def build(p: beam.Pipeline, config: CrawlConfig, token: str) -> None:
                   | "WriteLog" >> WriteShards(finals, staging, schemas.CRAWL_LOG,
                                               lambda r: r["url"])
                   | "AndJsonLines" >> beam.FlatMap(with_json_lines, staging))
-    counts = ((lines[TALLY], planned[TALLY],
-               outcomes | "CountOutcomes" >> beam.FlatMap(count_outcome))
-              | "AllTallies" >> beam.Flatten()
-              | "SumTallies" >> beamio.SumTallies())
     warcs = fetched[WARC_FILES] | "CollectWarcFiles" >> beam.combiners.ToList()
-    firsts = (outcomes
-              | "Failures" >> beam.FlatMap(failure)
-              | "EarliestFailure" >> beam.CombinePerKey(min)
-              | "CollectFailures" >> beam.combiners.ToList())
-    summary = counts | "Summary" >> beam.Map(
-        lambda c, w, f: summary_json(crawl_summary(c, w, config, f)),
-        beam.pvalue.AsSingleton(warcs), beam.pvalue.AsSingleton(firsts))
+    summary = (((lines[TALLY], planned[TALLY]), outcomes, warcs)
+               | "RunSummary" >> RunSummary(
+                   count_outcome, failure,
+                   lambda c, w, f: summary_json(crawl_summary(c, w, config, f))))
     # The run's log shards are whole once committed: its per-host files are not needed then.
     host_logs = FileSystems.join(config.out, "log", f"crawl_log-{config.run_id}-host-*.parquet")
     _ = staged_log | "Commit" >> beamio.CommitRun(config.out, config.run_id, staging, summary,
