@@ -1,7 +1,7 @@
 """Beam plumbing every job shares, one module a job: :mod:`.tallies` (accounting: tallies and
-dead letters), :mod:`.launch` (the runner, the launch, a dry run, progress), :mod:`.inputs`
+dead letters), :mod:`.runner` (the runner, the launch, a dry run, progress), :mod:`.inputs`
 (file globs matched by the job when it runs, URL lists), :mod:`.writes` (Parquet shards in
-bounded memory) and :mod:`.commit` (staged files made visible all at once, the completion
+bounded memory) and :mod:`.committing` (staged files made visible all at once, the completion
 record last). A job imports the names it uses from here; no job imports another job.
 
 Nothing here touches a filesystem while a pipeline is built: inputs are matched by the job
@@ -12,7 +12,7 @@ through Beam's public classes.
 
 from wikisum.core import files
 from wikisum.pipeline.beamfiles import BeamBackend
-from wikisum.pipeline.beamio.commit import (
+from wikisum.pipeline.beamio.committing import (
     Commit,
     CommitRun,
     Staged,
@@ -35,7 +35,7 @@ from wikisum.pipeline.beamio.inputs import (
     split_patterns,
     url_lines,
 )
-from wikisum.pipeline.beamio.launch import (
+from wikisum.pipeline.beamio.runner import (
     DIRECT_RUNNERS,
     IN_PROCESS_MODES,
     PACKAGE_ENV,

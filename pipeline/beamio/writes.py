@@ -1,7 +1,7 @@
 """Parquet shards written from a job's rows in bounded memory: grouped by shard and sorted
 (:class:`WriteShards`), or spilled to part files by the bundles that make them, so that no
 shuffle carries the rows (:class:`WriteSpilledShards`). Each file is staged for
-:mod:`.commit`."""
+:mod:`.committing`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from wikisum.core import files, shards
-from wikisum.pipeline.beamio.commit import Staged, staging_path
+from wikisum.pipeline.beamio.committing import Staged, staging_path
 from wikisum.pipeline.beamio.inputs import Values
 from wikisum.pipeline.beamio.tallies import COUNTERS
 

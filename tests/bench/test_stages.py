@@ -156,16 +156,20 @@ def test_threads_that_follow_each_other_are_all_counted():
 
 def test_beam_stages_count_what_each_stage_reads():
     """A local job with one group-by: its read step took the 3 groups in; Beam's method is put
-    back afterwards."""
+    back afterwards. The job runs on the jobs' own runner, as the benchmarks run it (Beam's
+    DirectRunner first tries its Prism runner, which leaves folders in the temporary folder
+    wherever it cannot start)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.runners.worker import bundle_processor
+
+    from wikisum.pipeline import beamio
 
     original = bundle_processor.DataInputOperation.process_encoded
     instrument = stages.BeamStages().install().install()  # a second install changes nothing
     try:
         options = PipelineOptions(direct_num_workers=1, direct_running_mode="in_memory")
-        with beam.Pipeline("DirectRunner", options=options) as p:
+        with beam.Pipeline(runner=beamio.LocalRunner(), options=options) as p:
             _ = (p | beam.Create([(i % 3, "x" * i) for i in range(30)])
                  | "Group" >> beam.GroupByKey()
                  | beam.MapTuple(lambda key, values: (key, len(list(values)))))

@@ -156,7 +156,7 @@ def test_write_shards_and_commit_in_a_pipeline(tmp_path):
     out = tmp_path / "out"
     finals = {i: shards.shard_path(str(out / "t"), "t", i, 3) for i in range(3)}
     staging = beamio.temp_dir(str(out), "tok")
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         staged = (p | beam.Create([(i % 2, {"id": i, "text": str(i)}) for i in range(10)])
                   | beamio.WriteShards(finals, staging, SCHEMA, lambda r: r["id"]))
         total = p | "Total" >> beam.Create([10])
@@ -177,7 +177,7 @@ def test_spilled_shards_are_the_shards_write_shards_writes(tmp_path):
     shuffled, spilled = tmp_path / "shuffled", tmp_path / "spilled"
     finals = {folder: {i: shards.shard_path(str(folder), "t", i, 3) for i in range(3)}
               for folder in (shuffled, spilled)}
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         _ = (p | "All" >> beam.Create([(r["id"] % 3, r) for r in data])
              | beamio.WriteShards(finals[shuffled], str(tmp_path / "s1"), SCHEMA,
                                   lambda r: r["id"]))
@@ -215,10 +215,10 @@ def test_split_patterns():
 def test_match_files_at_run_time(tmp_path):
     for name in ("a.txt", "b.txt", "c.log"):
         (tmp_path / name).write_text(name)
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         paths = p | beamio.MatchFiles([f"{tmp_path}/*.txt,{tmp_path}/a.txt", f"{tmp_path}/*.log"])
         assert_that(paths, equal_to([str(tmp_path / n) for n in ("a.txt", "b.txt", "c.log")]))
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         none = p | beamio.MatchFiles([f"{tmp_path}/*.nope"], required=False)
         assert_that(none, equal_to([]))
 
@@ -251,7 +251,7 @@ def test_sum_by_key_adds_up_tallies_across_parts_in_key_order():
     assert _combined(beamio.SumByKey(), parts) == [
         (("files", "in"), 1), (("records", "in"), 5), (("records", "kept"), 1)]
     assert _combined(beamio.SumByKey(), [[]]) == []
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         totals = (p | beam.Create([(("a", "x"), 1), (("a", "x"), 2), (("b", "y"), 4)])
                   | beamio.SumTallies())
         assert_that(totals, equal_to([[(("a", "x"), 3), (("b", "y"), 4)]]))
@@ -275,7 +275,7 @@ def test_workers_in_this_process(argv, inside):
 
 def test_a_required_glob_that_matches_nothing_fails_the_job_naming_it(tmp_path):
     with pytest.raises(Exception, match=r"\*\.nope"):
-        with BeamTestPipeline() as p:
+        with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
             _ = p | beamio.MatchFiles([f"{tmp_path}/*.nope"])
 
 

@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -45,12 +46,15 @@ BAD_RECORD_REASON = {"non_html": "non_html", "truncated": "truncated",
 
 # --------------------------------------------------------------------------------------------
 # Transforms
+#
+# Each runs on the jobs' own runner (beamio.LocalRunner): Beam's default DirectRunner first tries
+# its Prism runner, which leaves folders in the temporary folder wherever it cannot start.
 
 
 def test_join_keeps_one_capture_per_url():
     old, new = reference("u", "2019-01-01T00:00:00Z"), reference("u", "2020-01-01T00:00:00Z")
     link = Link(1, "citation", 0)
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = ({"links": p | "L" >> beam.Create([("u", ("u", link))]),
                 "refs": p | "R" >> beam.Create([("u", old), ("u", new)])}
                | beam.CoGroupByKey()
@@ -66,7 +70,7 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
     ref_a, ref_b = reference("a", "d"), reference("b", "d")
     links = [("a", Link(1, "citation", 0)), ("a", Link(2, "search", 0)),
              ("c", Link(1, "citation", 1)), ("d", Link(2, "search", 1))]
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = ({"links": p | "L" >> beam.Create([(url, (url, link)) for url, link in links]),
                 "refs": p | "R" >> beam.Create([("a", ref_a), ("b", ref_b)])}
                | beam.CoGroupByKey()
@@ -88,7 +92,7 @@ def test_join_by_url_transform_accounts_for_missing_and_unreferenced():
 
 def test_read_articles_matches_its_dumps_when_it_runs_and_accounts_for_every_page(tmp_path):
     (tmp_path / "a.xml.bz2").write_bytes(bz2.compress(DUMP.encode()))
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
         assert_that(out["main"] | beam.Map(lambda a: (a.id, a.title, a.lead)),
                     equal_to([(1, "Alpha", "Alpha is a letter.")]), label="articles")
@@ -117,7 +121,7 @@ def test_read_articles_keeps_one_article_per_title_the_highest_page_id(tmp_path)
     (tmp_path / "a.xml.bz2").write_bytes(_dump(_dump_page("Gamma", 9), _dump_page("Delta", 7)))
     (tmp_path / "b.xml.bz2").write_bytes(_dump(_dump_page("Gamma", 5), _dump_page("gamma", 2),
                                                _dump_page("Gamma", 9)))
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
         assert_that(out["main"] | beam.Map(lambda a: (a.id, a.title, a.source_file[-9:])),
                     equal_to([(9, "Gamma", "a.xml.bz2"), (9, "Gamma", "b.xml.bz2"),
@@ -136,7 +140,7 @@ def test_read_articles_counts_garbled_pages_and_a_file_stopped_at_a_limit(tmp_pa
     (tmp_path / "a.xml.bz2").write_bytes(_dump(
         _dump_page("Alpha", 99999999999999999999), _dump_page("Beta", 2, ns="one"),
         _dump_page("Delta", 4), tail="<x>" * 2000 + "</x>" * 2000 + _dump_page("Lost", 5)))
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = p | ReadArticles([f"{tmp_path}/*.xml.bz2"], "en", 1 << 20)
         assert_that(out["main"] | beam.Map(lambda a: a.id), equal_to([4]), label="articles")
         assert_that(out[DEAD] | beam.Map(lambda d: (d.stage, d.record, d.reason)),
@@ -151,7 +155,7 @@ def test_read_articles_counts_garbled_pages_and_a_file_stopped_at_a_limit(tmp_pa
 def test_stage_url_lists_writes_each_list_distinct_and_sorted_and_an_empty_one_empty(tmp_path):
     staging = tmp_path / "staging"
     paths = {name: str(tmp_path / f"{name}.txt") for name in ("b", "a", "none")}
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         lists = {paths["b"]: p | "B" >> beam.Create(["u2", "u1", "u2"]),
                  paths["a"]: p | "A" >> beam.Create(["u3"]),
                  paths["none"]: p | "None" >> beam.Create([])}
@@ -170,7 +174,7 @@ def test_join_references_follows_redirects_and_lists_what_is_missing(sources):
     cited = [("http://a.example/old", Link(1, "citation", 0))]
     searched = [("http://c.example/", Link(1, "search", 0)),
                 ("http://b.example/final", Link(2, "search", 3))]
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         redirects = p | "Redirects" >> beam.Create([("http://a.example/old",
                                                      "http://b.example/final")])
         links = (p | "Links" >> beam.Create(cited + searched) if sources == 1
@@ -191,7 +195,7 @@ def test_drop_clones_keeps_the_references_and_drops_the_article_itself():
     good = reference("http://ref.example/", "d", text="Letters are written symbols of Greek.")
     own = reference("https://en.wikipedia.org/wiki/Alpha", "d", text="Alpha is a letter.")
     found = [(7, (Link(7, "citation", 0), good)), (7, (Link(7, "citation", 1), own))]
-    with BeamTestPipeline() as p:
+    with BeamTestPipeline(runner=beamio.LocalRunner()) as p:
         out = ((p | "Articles" >> beam.Create([article]), p | "Found" >> beam.Create(found),
                 p | "Listed" >> beam.Create([]))
                | FilterReferences(AttachConfig(), num_shards=4))
@@ -822,10 +826,11 @@ def test_dead_letters_are_sorted_in_the_shard_buffer(tmp_path):
     # Their sort was held to 8 MB whatever --shard-buffer said.
     config = IngestConfig(wiki=(str(tmp_path / "dump.xml"),), out=str(tmp_path / "out"),
                           warc=(str(tmp_path / "*.warc.gz"),), buffer_bytes=64 << 20)
-    p = beam.Pipeline()
+    p = beam.Pipeline(runner=beamio.LocalRunner())
     job.build(p, config, "token")  # built, not run: nothing is read
     writers = _SpilledWriters()
     p.visit(writers)
+    shutil.rmtree(p.local_tempdir)  # Beam's scratch folder, removed by a run only
     assert [(w.buffer_bytes, w.spill_bytes) for w in writers.found] == [
         (64 << 20, beamio.SPILL_BYTES)]
 

@@ -5,6 +5,7 @@ record is gone, and every reader refuses the output with the command to rerun.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -36,16 +37,20 @@ def killing(*args, **kwargs):
 setattr(owner, {name!r}, killing)
 sys.exit(cli.main({argv!r}))
 """
-WRITING = ("wikisum.pipeline.beamio", "_WriteShard", "process")  # a shard being staged
-COMMITTING = ("wikisum.pipeline.beamio", "", "publish")  # a staged file renamed into place
+WRITING = ("wikisum.pipeline.beamio.writes", "_WriteShard", "process")  # a shard being staged
+COMMITTING = ("wikisum.pipeline.beamio.committing", "", "publish")  # a staged file renamed into place
 
 
-def killed(target: tuple[str, str, str], after: int, argv: list[str]) -> int:
+def killed(target: tuple[str, str, str], after: int, argv: list[str], tmp_path: Path) -> int:
+    """The child's exit status. A killed process removes nothing: what it had in the temporary
+    folder (Beam's, the progress display's) stays in ``tmp_path / "tmp"``, its TMPDIR."""
     module, owner, name = target
     code = textwrap.dedent(KILL_AFTER.format(module=module, owner=owner, name=name, after=after,
                                              argv=argv))
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, check=False)
+                          timeout=300, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     return done.returncode
 
 
@@ -73,7 +78,7 @@ def test_a_rerun_killed_while_writing_leaves_the_earlier_output_whole(sample_cor
     out = tmp_path / "ingest"
     assert cli.main(ingest_args(sample, out)) == 0  # a finished run first, then a killed rerun
     before = snapshot(out)
-    assert killed(WRITING, 3, ingest_args(sample, out)) == -9
+    assert killed(WRITING, 3, ingest_args(sample, out), tmp_path) == -9
     after = {name: data for name, data in snapshot(out).items() if not name.startswith(".")}
     assert after == before  # nothing of the killed run is visible; staged files are hidden
     assert cli.main(["vocab", "--data", str(out), "--out", str(tmp_path / "v.model"),
@@ -84,7 +89,7 @@ def test_a_first_run_killed_while_writing_leaves_nothing_a_reader_takes(sample_c
                                                                         tmp_path):
     sample, _ = sample_corpus
     out = tmp_path / "ingest"
-    assert killed(WRITING, 3, ingest_args(sample, out)) == -9
+    assert killed(WRITING, 3, ingest_args(sample, out), tmp_path) == -9
     assert not (out / "summary.json").exists() and not (out / "articles").exists()
     refused_by_readers(out, tmp_path)
 
@@ -94,7 +99,7 @@ def test_a_run_killed_in_its_commit_is_refused_and_a_rerun_finishes_it(sample_co
     sample, _ = sample_corpus
     out = tmp_path / "ingest"
     assert cli.main(ingest_args(sample, out)) == 0
-    assert killed(COMMITTING, 3, ingest_args(sample, out)) == -9
+    assert killed(COMMITTING, 3, ingest_args(sample, out), tmp_path) == -9
     assert not (out / "summary.json").exists()  # removed first, written last
     refused_by_readers(out, tmp_path)
     assert cli.main(ingest_args(sample, out)) == 0
@@ -108,7 +113,7 @@ def test_killed_rank_leaves_no_dataset_json_and_training_refuses_it(built_sample
     argv = ["rank", "--data", str(built / "ingest"), "--vocab", str(built / "vocab.model"),
             "--out", str(out), "--shards", "2"]
     shutil.copytree(built / "data", out)  # a finished rank in --out, then a killed rerun
-    assert killed(COMMITTING, 3, argv) == -9
+    assert killed(COMMITTING, 3, argv, tmp_path) == -9
     assert not (out / "dataset.json").exists()
     with pytest.raises(FileNotFoundError, match="dataset.json"):
         loader.Dataset(str(out))

@@ -7,6 +7,7 @@ import bz2
 import gzip
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -328,8 +329,11 @@ def test_a_killed_crawl_resumes_without_fetching_settled_urls_again(site, tmp_pa
     argv = ["crawl", "--urls", str(urls), "--out", str(out), "--timeout", str(TIMEOUT_S),
             "--delay", "0", "--allow-private", "--user-agent", UA]
     before = site.snapshot()
+    # A killed process removes nothing: what it had in the temporary folder stays in tmp_path.
+    (tmp_path / "tmp").mkdir()
     done = subprocess.run([sys.executable, "-c", KILLED_CRAWL.format(argv=argv)],
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     assert done.returncode == -9, done.stderr[-2000:]
     first = site.snapshot() - before
     host_logs = list((out / "log").glob("crawl_log-*-host-*.parquet"))

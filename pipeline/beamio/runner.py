@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import Callable
 
@@ -132,7 +133,12 @@ def launch(command: str, options: PipelineOptions, build: Callable[[beam.Pipelin
         raise ValueError(f"--dry_run is honoured by the DataflowRunner only; {runner} would run "
                          "the job")
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
-    build(pipeline)
+    try:
+        build(pipeline)
+    except BaseException:
+        # Beam removes the pipeline's scratch folder (beam-pipeline-temp*) only when it runs.
+        shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
+        raise
     with packaged_for_workers():
         result = pipeline.run()
     if dry:
