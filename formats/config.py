@@ -34,7 +34,8 @@ GIVEN = "given"
 DEFAULT_SHARDS = 4
 # Texts sampled to train an import's vocabulary. sentencepiece's trainer holds several times its
 # input: on Multi-News paragraphs (about 1 KB each) 300,000 texts (the build's default) peaked at
-# 1.9 GB in the importing process, 100,000 at 685 MB (bench/import_formats.py, docs/benchmarks.md).
+# 1.9 GB in the importing process, 100,000 at 685 MB (bench/import_formats.py,
+# docs/import-and-formats.md).
 IMPORT_VOCAB_TEXTS = 100_000
 
 

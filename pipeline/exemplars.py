@@ -20,7 +20,7 @@ query (never a dev or test one) also skips every candidate whose source has a co
 ignored; a query left with no candidate keeps the best one without these rules (counted).
 ``max_similarity`` 1 turns both rules off. The default, 0.9, is the largest (on a 0.01 grid)
 that leaves no more training exemplars at cosine >= 0.9 than the dev split has on the Gigaword
-sample (docs/benchmarks.md, Headlines; ``bench/exemplar_leakage.py``).
+sample (``experiments/exemplar_leakage``).
 
 Memory holds the two sparse matrices and, per worker, one (N, B) block: B defaults to what
 fits ``DEFAULT_MAX_CELLS`` similarities, so millions of examples need no more than a few

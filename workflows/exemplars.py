@@ -24,7 +24,7 @@ model does not learn to copy an exemplar that dev and test examples rarely have.
 rules off. Dev and test retrieval is the same for every S. The default is the largest S (0.01
 steps) that leaves no more training exemplars at cosine >= 0.9 than dev has, measured on the
 Gigaword sample: 26.3% of train against 0.5% of dev unfiltered, 0.0% of train with S 0.9
-(bench/exemplar_leakage.py; docs/benchmarks.md, Headlines). The output compares the splits:
+(experiments/exemplar_leakage). The output compares the splits:
 mean top-1 cosine, share >= 0.9, and for train the same unfiltered and the candidates skipped.
 
 The source is the model input: for a ranked (WikiSum) dataset the loader's input for

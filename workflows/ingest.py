@@ -76,7 +76,7 @@ def add_arguments(p, shards_option: str = "--shards") -> None:
     p.add_argument("--clone-measure", choices=CLONE_MEASURES,
                    default=AttachConfig.clone_measure,
                    help="the lead's words a clone recalls: content (function words of --lang "
-                        "left out; measured better on real pages, docs/benchmarks.md) or "
+                        "left out; measured better on real pages, experiments/clones) or "
                         "unigram (every word, as in the paper) (default: %(default)s)")
     p.add_argument("--reference-lang", metavar="CODE",
                    help="drop references identified, with confidence, as another language "

@@ -38,7 +38,7 @@ setattr(owner, {name!r}, killing)
 sys.exit(cli.main({argv!r}))
 """
 WRITING = ("wikisum.pipeline.beamio.writes", "_WriteShard", "process")  # a shard being staged
-COMMITTING = ("wikisum.pipeline.beamio.committing", "", "publish")  # a staged file renamed into place
+COMMITTING = ("wikisum.pipeline.beamio.committing", "", "publish")  # a staged file renamed
 
 
 def killed(target: tuple[str, str, str], after: int, argv: list[str], tmp_path: Path) -> int:
