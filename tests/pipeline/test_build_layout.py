@@ -14,7 +14,7 @@ import yaml
 from builders import convert, sentences, write_pairs
 
 from wikisum.core import card, loader, outputs, schemas, vocab
-from wikisum.pipeline import rank, report
+from wikisum.pipeline import rank, report, report_stats
 from wikisum.workflows import cli
 
 SPLITS = ("train", "dev", "test")
@@ -67,7 +67,7 @@ def test_a_moved_build_is_read_from_any_working_directory(built_sample, tmp_path
     assert sp.decode(example.targets)
     # The readers of dataset.json: the report (vocabulary, ingest output), the trainer.
     assert report.find_vocab("../bucket/copy/data", data.info) == "../bucket/copy/vocab.model"
-    assert report.source_shards(data.info)[0].startswith("../bucket/copy/ingest/articles/")
+    assert report_stats.source_shards(data.info)[0].startswith("../bucket/copy/ingest/articles/")
     training = pytest.importorskip("wikisum.training.loop")
     assert training.find_vocab(data) == "../bucket/copy/vocab.model"
 
