@@ -111,10 +111,11 @@ def command_line(name: str, value: Value) -> list[str]:
     parser requires, --out where it has one, and NEEDS[name]; ``value`` gives every value."""
     parser = parsers()[name]
     argv = name.split()
-    for action in required(parser):
+    needed = required(parser)
+    for action in needed:
         word = next(iter(action.choices)) if action.choices else metavar(action)
         argv += words(action, word, value)
-    given = {action.dest for action in required(parser)}
+    given = {action.dest for action in needed}
     out = next((a for a in parser._actions if "--out" in a.option_strings), None)
     if out is not None and out.dest not in given:
         argv += words(out, metavar(out), value)

@@ -228,7 +228,7 @@ def test_beam_options_reach_the_job(argv, monkeypatch, tmp_path):
     seen = {}
     parser = cli.build_parser()
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
-    command = parser._subparsers._group_actions[0].choices[argv[0]]
+    command = cli.commands(parser)[argv[0]]
     command.set_defaults(func=lambda args, rest: seen.setdefault("rest", rest) and 0)
     beam = ["--runner", "DirectRunner", "--direct_num_workers", "2",
             "--direct_running_mode=multi_processing", "--temp_location", "gs://bucket/tmp",

@@ -5,7 +5,6 @@ behind that would refuse the corrected command."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -21,16 +20,11 @@ from wikisum.workflows import cli
 MISSING = "no-such-input"
 
 
-def parsers() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser, and each subcommand's as "COMMAND SUBCOMMAND"."""
-    return commandlines.parsers()
-
-
 def input_options() -> list[tuple[str, str, int]]:
     """(command, option, position) for every value of every option that names an input path
     (position: which of an option's values, for --compare A B)."""
     found = []
-    for command, parser in parsers().items():
+    for command, parser in commandlines.parsers().items():
         for action in parser._actions:
             if not commandlines.is_input(action):
                 continue
@@ -41,7 +35,7 @@ def input_options() -> list[tuple[str, str, int]]:
 
 
 def split_commands() -> set[str]:
-    return {command for command, parser in parsers().items()
+    return {command for command, parser in commandlines.parsers().items()
             if any("--split" in a.option_strings for a in parser._actions)}
 
 
@@ -110,7 +104,7 @@ def with_missing(argv: list[str], command: str, option: str, position: int,
         values = [argv[i + 1]] * 2
         values[position] = missing
         return argv[:i] + argv[i + 2:] + ["--compare", *values]
-    action = next(a for a in parsers()[command]._actions if option in a.option_strings)
+    action = next(a for a in commandlines.parsers()[command]._actions if option in a.option_strings)
     if option in argv:
         i = argv.index(option)
         return argv[:i + 1] + [commandlines.path_value(action, argv[i + 1], missing)] + argv[i + 2:]

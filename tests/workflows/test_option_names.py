@@ -30,14 +30,9 @@ UNRELATED: set[tuple[str, str]] = {("human-eval make", "--sample")}
 VALUES = {"--shard-buffer-mb": ("3", "3MB")}
 
 
-def commands() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser, and each subcommand's as "COMMAND SUBCOMMAND"."""
-    return commandlines.parsers()
-
-
 def retired() -> list[tuple[str, str, str]]:
     """(command, retired spelling, the option it became) of every command, from its parser."""
-    return [(name, old, new) for name, parser in commands().items()
+    return [(name, old, new) for name, parser in commandlines.parsers().items()
             for old, new in checks.retired_options(parser).items()]
 
 
@@ -49,14 +44,13 @@ def visible_options(parser: argparse.ArgumentParser) -> list[str]:
 def required_argv(parser: argparse.ArgumentParser, leave_out: str) -> list[str]:
     """A value for each required option (a required group's first) but the one setting
     ``leave_out``."""
-    required = [a for a in parser._actions if a.required and a.option_strings]
-    required += [g._group_actions[0] for g in parser._mutually_exclusive_groups if g.required]
-    return [x for a in required if a.dest != leave_out for x in (a.option_strings[0], "x")]
+    return [x for a in commandlines.required(parser) if a.option_strings and a.dest != leave_out
+            for x in (a.option_strings[0], "x")]
 
 
 def test_no_command_shows_a_retired_spelling():
     retired_spellings = {old for _, old, _ in retired()}
-    for name, parser in commands().items():
+    for name, parser in commandlines.parsers().items():
         shown = set(visible_options(parser))
         hidden = {old for old in retired_spellings if (name, old) not in UNRELATED}
         assert not shown & hidden, name
@@ -68,7 +62,7 @@ def test_no_command_shows_a_retired_spelling():
 
 
 def test_each_command_keeps_exactly_its_retired_spellings():
-    for name, parser in commands().items():
+    for name, parser in commandlines.parsers().items():
         kept = checks.retired_options(parser)
         if name not in RETIRED:
             assert not kept, (f"{name} keeps retired spellings {sorted(kept)}, but a new command "
@@ -78,7 +72,7 @@ def test_each_command_keeps_exactly_its_retired_spellings():
 
 @pytest.mark.parametrize("command,old,new", retired())
 def test_a_retired_spelling_parses_to_the_same_setting(command, old, new):
-    parser = commands()[command]
+    parser = commandlines.parsers()[command]
     dest = {s: a.dest for a in parser._actions for s in a.option_strings}
     assert dest[old] == dest[new]
     old_value, new_value = VALUES.get(old, ("64", "64"))
@@ -91,7 +85,7 @@ def test_a_retired_spelling_parses_to_the_same_setting(command, old, new):
 
 
 def test_the_shard_buffer_in_either_spelling_is_bytes():
-    parser = commands()["rank"]
+    parser = commandlines.parsers()["rank"]
     base = ["--data", "i", "--vocab", "v", "--out", "o"]
     assert parser.parse_args([*base, "--shard-buffer-mb", "64"]).shard_buffer == 64 * 2 ** 20
     assert parser.parse_args([*base, "--shard-buffer", "1.5GB"]).shard_buffer == 3 * 2 ** 29
@@ -118,7 +112,7 @@ def test_verbose_says_what_a_retired_spelling_is_now(tmp_path, capsys):
 
 
 def test_every_byte_size_option_reads_units():
-    for name, parser in commands().items():
+    for name, parser in commandlines.parsers().items():
         for action in parser._actions:
             if action.help is argparse.SUPPRESS:
                 continue

@@ -20,6 +20,16 @@ def inputs(sample: Path) -> list[str]:
             "--wet", str(sample / "wet" / "*.warc.wet.gz")]
 
 
+def search_titles(index: Path, titles: Path, tmp_path: Path) -> tuple[list[str], dict]:
+    """``wikisum search --index INDEX --titles TITLES`` into ``tmp_path``: the titles of the
+    results file in order, and the run's summary."""
+    out = tmp_path / "r.jsonl"
+    assert cli.main(["search", "--index", str(index), "--titles", str(titles),
+                     "--out", str(out)]) == 0
+    return ([json.loads(line)["title"] for line in out.read_text().splitlines()],
+            json.loads((tmp_path / "r.summary.json").read_text()))
+
+
 @pytest.fixture(scope="module")
 def sample_index(sample_corpus, tmp_path_factory) -> Path:
     sample, _ = sample_corpus
@@ -82,12 +92,8 @@ def test_bad_titles_are_counted_drops_and_the_rest_are_searched(sample_index, tm
     titles = tmp_path / "titles.txt"
     titles.write_bytes(b"Loumbury\n \t \n" + b"x" * 10_000 + b"\n" + b"a\x07b\n"
                        + b"\xff\xfe\n" + b"y" * 70_000 + b"\nloumbury\nSailhaven\n")
-    out = tmp_path / "r.jsonl"
-    assert cli.main(["search", "--index", str(sample_index), "--titles", str(titles),
-                     "--out", str(out)]) == 0
-    assert [json.loads(x)["title"] for x in out.read_text().splitlines()] == [
-        "Loumbury", "Sailhaven"]
-    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    found, summary = search_titles(sample_index, titles, tmp_path)
+    assert found == ["Loumbury", "Sailhaven"]
     assert summary["stages"]["titles"]["dropped"] == {
         "title_too_long": 1, "control_characters": 1, "bad_encoding": 1, "line_too_long": 1,
         "duplicate_title": 1}
@@ -253,12 +259,8 @@ def test_a_compressed_titles_file_reads_and_an_empty_query_is_no_title(sample_in
 
     titles = tmp_path / "titles.txt.gz"
     titles.write_bytes(gzip.compress(b"Loumbury\n___\n" + b"Sailhaven\n" * 2))
-    out = tmp_path / "r.jsonl"
-    assert cli.main(["search", "--index", str(sample_index), "--titles", str(titles),
-                     "--out", str(out)]) == 0
-    assert [json.loads(x)["title"] for x in out.read_text().splitlines()] == [
-        "Loumbury", "Sailhaven"]
-    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    found, summary = search_titles(sample_index, titles, tmp_path)
+    assert found == ["Loumbury", "Sailhaven"]
     assert summary["stages"]["titles"]["dropped"] == {"empty_title": 1, "duplicate_title": 1}
     assert [d[1] for d in summary["dropped_titles"]] == ["2", "4"]
 
@@ -269,11 +271,7 @@ def test_a_damaged_compressed_titles_file_keeps_the_titles_before(sample_index, 
 
     titles = tmp_path / "titles.txt.gz"
     titles.write_bytes(gzip.compress(b"Loumbury\n" * 1 + b"Sailhaven\n" * 20000)[:-40])
-    out = tmp_path / "r.jsonl"
-    assert cli.main(["search", "--index", str(sample_index), "--titles", str(titles),
-                     "--out", str(out)]) == 0  # a counted, recorded drop
+    found, summary = search_titles(sample_index, titles, tmp_path)  # a counted, recorded drop
     assert "1 titles file(s) stopped being readable" in capsys.readouterr().err
-    summary = json.loads((tmp_path / "r.summary.json").read_text())
     assert summary["stages"]["files"]["dropped"] == {"corrupt_file": 1}
-    assert [json.loads(x)["title"] for x in out.read_text().splitlines()] == [
-        "Loumbury", "Sailhaven"]
+    assert found == ["Loumbury", "Sailhaven"]
