@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import fnmatch
 import hashlib
 import json
 import os
@@ -35,6 +36,12 @@ MARKER = ".wikisum"
 FILES = ".wikisum-files.json"
 WRITING = "writing"
 _CHUNK = 1 << 20
+# The lock a running command holds on its output directory (core.outputlocks.LOCK): not the
+# user's, so a directory holding only it is empty, and a failed command removes it with the
+# marker.
+_LOCK = ".wikisum.lock"
+# The names wikisum keeps in an output directory for its own bookkeeping, beside the output.
+BOOKKEEPING = frozenset({MARKER, FILES, _LOCK})
 
 
 class NotOurs(Exception):
@@ -53,6 +60,16 @@ class Output:
     def __post_init__(self):
         if self.kind not in ("dir", "file"):
             raise ValueError(f"kind must be dir or file, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One path a command reads: its option (``--data``) and the path as the user gave it;
+    ``pattern`` when the path is a glob the command expands (``--warc 'dir/*.warc.gz'``)."""
+
+    option: str
+    path: str
+    pattern: bool = False
 
 
 # -- filesystem access: local paths with os, URLs through wikisum.core.files ---------------
@@ -87,6 +104,8 @@ def _entries(folder: str, limit: int) -> list[str]:
     names = []
     with os.scandir(folder) as it:
         for entry in it:
+            if entry.name == _LOCK:
+                continue
             names.append(entry.name + ("/" if entry.is_dir() else ""))
             if len(names) >= limit:
                 break
@@ -193,6 +212,97 @@ def check_dir(path: str, command: str, option: str = "--out") -> None:
     if owner and owner != command:
         raise NotOurs(f"{where} is the output of `wikisum {owner}`, not of `wikisum {command}`; "
                       "give a new or empty directory")
+    if not _is_url(path):
+        link = first_link(path)
+        if link is not None:
+            raise NotOurs(f"{where}: {link} is a symbolic link (to {os.readlink(link)}); wikisum "
+                          "writes nothing through a link inside its output: remove the link "
+                          f"(rm {_quote(link)}) and run the command again")
+
+
+def first_link(folder: str) -> str | None:
+    """The first symbolic link found anywhere inside ``folder`` (links are not followed);
+    None when there is none. wikisum makes no links, so one inside its output was put there
+    by someone else, and writing or deleting through it would reach outside the output."""
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in sorted(dirs) + sorted(names):
+            full = os.path.join(root, name)
+            if os.path.islink(full):
+                return full
+    return None
+
+
+def _quote(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder and path != folder
+
+
+def check_names(command: str, outputs: list[Output], inputs: list[Input]) -> None:
+    """Every path is valid UTF-8: the formats wikisum writes (Parquet through pyarrow, JSON
+    records that name other files) hold paths as UTF-8 text. A name of other bytes (which
+    Python carries as lone surrogates) is refused before any work; spaces, line breaks and
+    leading dashes are ordinary names.
+
+    Raises:
+        NotOurs: naming the option, the path (its bytes escaped) and the first bad byte.
+    """
+    for item in [*outputs, *inputs]:
+        try:
+            item.path.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raw = os.fsencode(item.path)
+            shown = raw.decode("utf-8", "backslashreplace")
+            bad = os.fsencode(item.path[exc.start:exc.end])
+            raise NotOurs(f"wikisum {command}: {item.option} {shown}: the path is not valid "
+                          f"UTF-8 (byte 0x{bad[0]:02x}); wikisum's files (Parquet, JSON records)"
+                          " name paths in UTF-8: rename it") from None
+
+
+def check_apart(command: str, outputs: list[Output], inputs: list[Input]) -> None:
+    """No output is an input, and no output directory lies inside an input directory or holds
+    an input: a rerun's cleanup of its own output never reaches what the command reads, and a
+    reader never takes the output for input. Paths are compared as they resolve (links,
+    ``..``, the same file by another name). A file output may lie inside an input directory
+    (``decode --run RUN --out RUN/preds.jsonl``).
+
+    Raises:
+        NotOurs: naming the output, the input and the option of each.
+    """
+    for out in outputs:
+        if _is_url(out.path):
+            continue
+        real_out = os.path.realpath(out.path)
+        where = f"wikisum {command}: {out.option} {out.path}"
+        for inp in inputs:
+            if _is_url(inp.path):
+                continue
+            if inp.pattern:
+                if fnmatch.fnmatchcase(os.path.abspath(out.path), os.path.abspath(inp.path)):
+                    raise NotOurs(f"{where} matches the input {inp.option} {inp.path}: the "
+                                  "command would read its own output; give a path the pattern "
+                                  "does not match")
+                continue
+            if not os.path.lexists(inp.path):
+                continue
+            real_in = os.path.realpath(inp.path)
+            same = real_out == real_in or (os.path.exists(out.path)
+                                           and os.path.samefile(out.path, inp.path))
+            if same:
+                raise NotOurs(f"{where} is also the input {inp.option} {inp.path}; give the "
+                              "output a path of its own")
+            if out.kind != "dir":
+                continue
+            if os.path.isdir(real_in) and _inside(real_out, real_in):
+                raise NotOurs(f"{where} lies inside the input {inp.option} {inp.path}; give an "
+                              "output directory outside every input")
+            if _inside(real_in, real_out):
+                raise NotOurs(f"{where} holds the input {inp.option} {inp.path}; give an output "
+                              "directory that holds no input")
 
 
 def claim_dir(path: str, command: str) -> bool:
@@ -213,7 +323,7 @@ def release_dir(path: str) -> None:
     marker is in it (a command that failed before writing anything)."""
     if _is_url(path) or not os.path.isdir(path):
         return
-    names = os.listdir(path)
+    names = sorted(set(os.listdir(path)) - {_LOCK})
     if names == [MARKER]:
         os.remove(os.path.join(path, MARKER))
         with contextlib.suppress(OSError):
@@ -301,6 +411,9 @@ def check_file(path: str, command: str, option: str = "--out") -> None:
             if probe and not os.path.isdir(probe):
                 raise NotOurs(f"{where}: {probe} is a file, not a directory")
         return
+    if not _is_url(path) and os.path.islink(path):
+        raise NotOurs(f"{where} is a symbolic link (to {os.readlink(path)}); wikisum writes "
+                      "nothing through a link: give a new path")
     if _is_dir(path):
         name = {"vocab": "vocab.model", "evaluate": "metrics.json",
                 "decode": "preds.jsonl"}.get(command, "NAME")
@@ -349,16 +462,54 @@ def end_file(path: str, command: str) -> None:
 class Guard:
     """A command's outputs, checked before it runs and recorded after.
 
-    ``check()`` refuses (:class:`NotOurs`) before anything is written; ``claim()`` marks the
-    directories and records the files as being written; ``finish(ok)`` records the bytes of
-    each file output and, for a command that failed, removes directories it created that hold
-    nothing but the marker, so that the corrected command is not refused."""
+    ``check()`` refuses (:class:`NotOurs`) before anything is written; ``lock()`` takes each
+    output's lock (:mod:`wikisum.core.outputlocks`: a second command on the same output
+    stops); ``claim()`` marks the directories and records the files as being written;
+    ``finish(ok)`` records the bytes of each file output, drops the locks and, for a command
+    that failed, removes directories it created that hold nothing but the marker, so that the
+    corrected command is not refused."""
 
     def __init__(self, command: str, outputs: list[Output]):
         self.command = command
         self.outputs = outputs
         self._created: list[str] = []
         self._claimed_files: list[str] = []
+        self._locks: list = []
+        self.stale: list[tuple[Output, dict]] = []
+
+    def lock(self) -> None:
+        """Lock every local output, then check them again (another command may have written
+        there between the first check and the lock).
+
+        Raises:
+            outputlocks.Busy: another command holds one of them (the ones taken are dropped).
+            NotOurs: as :meth:`check`.
+        """
+        from wikisum.core import outputlocks
+
+        try:
+            for out in self.outputs:
+                created = out.kind == "dir" and not _is_url(out.path) \
+                    and not os.path.exists(out.path)
+                held = outputlocks.acquire(out.path, out.kind, self.command, out.option)
+                if created:
+                    self._created.append(out.path)
+                if held is not None:
+                    self._locks.append(held)
+                    if held.stale:
+                        self.stale.append((out, held.stale))
+            self.check()
+        except BaseException:
+            self.unlock()
+            for path in self._created:
+                release_dir(path)
+            raise
+
+    def unlock(self) -> None:
+        from wikisum.core import outputlocks
+
+        while self._locks:
+            outputlocks.release(self._locks.pop())
 
     def check(self) -> None:
         for out in self.outputs:
@@ -370,7 +521,7 @@ class Guard:
     def claim(self) -> None:
         for out in self.outputs:
             if out.kind == "dir":
-                if claim_dir(out.path, self.command):
+                if claim_dir(out.path, self.command) and out.path not in self._created:
                     self._created.append(out.path)
             else:
                 begin_file(out.path, self.command)
@@ -379,6 +530,7 @@ class Guard:
     def finish(self, ok: bool) -> None:
         for path in self._claimed_files:
             end_file(path, self.command)
+        self.unlock()
         if not ok:
             for path in self._created:
                 release_dir(path)
@@ -389,6 +541,7 @@ def guarded(command: str, outputs: list[Output]) -> Iterator[Guard]:
     """``check``, ``claim``, then ``finish`` around the body."""
     guard = Guard(command, outputs)
     guard.check()
+    guard.lock()
     guard.claim()
     ok = False
     try:

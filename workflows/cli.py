@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
+import os
+import re
 import sys
 
 from wikisum.core import progress
@@ -305,18 +308,30 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
     """Run a command after checking every output it names (pipeline.ownership): nothing a user
     owns is deleted or overwritten. A refused output is a one-line error before any work; a
     command that fails leaves no claimed-but-empty directory behind."""
-    from wikisum.core import ownership
+    from wikisum.core import outputlocks, ownership
+    from wikisum.workflows import inputs
 
     outputs = command_module(args.command).outputs(args)
     if dry_run:  # a dry run writes nothing; its outputs are checked where they are local
         outputs = [o for o in outputs if "://" not in o.path]
     guard = ownership.Guard(args.command, outputs)
     try:
+        read = inputs.inputs(args.command, args)
+        ownership.check_names(args.command, outputs, read)
+        ownership.check_apart(args.command, outputs, read)
         guard.check()
     except ownership.NotOurs as exc:
         raise SystemExit(str(exc)) from None
     if dry_run:
         return call()
+    try:
+        guard.lock()
+    except (ownership.NotOurs, outputlocks.Busy) as exc:
+        raise SystemExit(str(exc)) from None
+    for out, holder in guard.stale:
+        progress.say(f"wikisum {args.command}: {out.option} {out.path} was being written by "
+                     f"{outputlocks.describe(holder)}, which stopped before it finished (its "
+                     "lock is stale); this run takes the output over", file=sys.stderr)
     guard.claim()
     status = 1
     try:
@@ -325,8 +340,51 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
     except SystemExit as exc:
         status = 0 if exc.code in (None, 0) else 1
         raise
+    except Exception as exc:
+        full = disk_full(exc)
+        if full is None:
+            raise
+        raise SystemExit(disk_full_message(args.command, full, outputs)) from None
     finally:
         guard.finish(status == 0)
+
+
+# Why a write failed, for the one-line message, by errno.
+DISK_FULL = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file-size limit was hit (ulimit -f)",
+}
+
+
+def disk_full(exc: BaseException) -> OSError | None:
+    """The full-disk OSError behind ``exc`` (itself, or what it was raised from or during);
+    None when the failure is not a full disk (it then surfaces unchanged). Libraries that
+    write in C (pyarrow) raise an OSError that keeps the errno only in its text."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError):
+            if exc.errno in DISK_FULL:
+                return exc
+            match = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+            if match and int(match.group(1)) in DISK_FULL:
+                return OSError(int(match.group(1)), DISK_FULL[int(match.group(1))])
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def disk_full_message(command: str, exc: OSError, outputs: list) -> str:
+    """One line: what could not be written, why, and that rerunning is safe."""
+    if exc.filename:
+        where = os.fsdecode(exc.filename)
+    else:
+        where = "under " + " and ".join(f"{o.option} {o.path}" for o in outputs) \
+            if outputs else "its output"
+    cause = DISK_FULL[exc.errno]
+    return (f"wikisum {command}: cannot write {where}: {cause} "
+            f"({errno.errorcode[exc.errno]}); free space and run the same command again "
+            "(an earlier finished output is kept, and nothing partial is ever read as finished)")
 
 
 if __name__ == "__main__":
