@@ -93,8 +93,9 @@ _UNKNOWN = Language(UNDETERMINED, 0.0)
 
 
 def _get_identifier():
-    """The process's identifier, loaded on first use (about 0.1 s from the unpacked model in
-    the cache folder; the first load on a machine unpacks the model, about 0.7 s)."""
+    """The process's identifier, loaded on first use (about 0.2 s from the unpacked model in
+    the cache folder, its arrays checked; the first load on a machine unpacks the model, about
+    0.7 s)."""
     global _identifier, _known
     if _identifier is None:
         with _lock:

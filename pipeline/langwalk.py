@@ -25,14 +25,17 @@ mapped pages).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import math
 import os
 import shutil
+import stat
 import time
 import uuid
+import zlib
 from array import array
 from pathlib import Path
 
@@ -245,11 +248,31 @@ def vectorised(identifier_class):
 
 # ------------------------------------------------------------------------------------------
 # The unpacked model, cached
+#
+# An entry is ``CACHE/language-model/KEY/``: the arrays as .npy files and ``model.json``, which
+# records the entry's key and, per array, its type, shape and CRC-32 as unpacked. A load maps
+# each array and checks all three, so a flipped byte, an array of another entry or of another
+# file of this one, or a file cut short is found before any answer is given (the CRC-32 of the
+# 97 MB costs about 0.1 s a load: about as much again as mapping them). The checksums guard
+# against damage and mix-ups, not against someone who may write the cache (who could write
+# model.json too). Below the cache folder nothing is reached through a link: every name is
+# opened relative to its folder without following links, and only regular files are read.
 
 CACHE_ENV = "WIKISUM_CACHE_DIR"
 # The cached model's arrays (an array's .npy file is mapped, not read) and what describes them.
 _ARRAYS = ("ptc32", "pc", "nextmove", "row", "output")
 _META = "model.json"
+_MODELS = "language-model"
+_MAX_META_BYTES = 1 << 20  # model.json is about 1 KB
+# A temporary entry older than this was left by a killed writer (a write takes about a second).
+_STALE_SECONDS = 3600
+# Folders opened by descriptor, names within them opened without following links: where the
+# platform cannot, there is no cache.
+_SAFE_OPEN = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+              and hasattr(os, "O_DIRECTORY"))
+# How a folder below the cache folder is opened: a link there is not followed.
+_DIRECTORY = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | os.O_CLOEXEC)
 
 
 def cache_dir() -> Path | None:
@@ -270,7 +293,7 @@ def cache_dir() -> Path | None:
 
 
 # The layout of an entry; a change to it makes new entries, and the old ones are removed.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def model_key(model_file: Path) -> str:
@@ -287,44 +310,152 @@ def load(identifier_class, model_file, depth: int | None = None,
 
     With a ``cache`` folder, the unpacked arrays are read from (mapped) or written to
     ``cache/language-model/KEY`` (:func:`model_key`): written whole under a temporary name and
-    renamed, so a reader never sees half an entry and two writers leave one. An entry that
-    cannot be read is rebuilt; one that cannot be written is not kept (the model loads as it
-    would without a cache); entries of other model files are removed when one is written.
+    renamed, so a reader never sees half an entry and two writers leave one. Whatever the cache
+    holds, the answers are those of the unpacked model: an entry that does not check (its
+    arrays' types, shapes and checksums as recorded when it was written; a link, or a file that
+    is not a regular one, in its place) is unpacked again and rewritten; a cache that cannot be
+    used (a file or a link where its folder would be, a folder that cannot be written, a full
+    disk) is bypassed, the model loading as it would without a cache. Either is said in one
+    warning. Entries of other model files are removed when one is written.
     """
-    folder = None
-    try:
-        if cache:
-            folder = Path(cache) / "language-model" / model_key(model_file)
-            found = folder.is_dir()
-        else:
-            found = False
-    except OSError as exc:  # a folder that cannot be looked into: no cache
-        log.warning("the language model cache at %s cannot be used (%s); unpacking the model",
-                    cache, exc)
-        folder, found = None, False
-    if found:
+    if not _SAFE_OPEN:
+        cache = None
+    models, problem, written = None, None, False
+    if cache:
         try:
-            return _from_cache(identifier_class, folder).prepare(depth)
-        except Exception as exc:  # noqa: BLE001 - any damage: the entry is rebuilt
-            log.warning("the cached language model at %s is unreadable (%s); unpacking the "
-                        "model again", folder, exc)
-            shutil.rmtree(folder, ignore_errors=True)
-    identifier = identifier_class.from_model_file(model_file, norm_probs=True)
-    if not supported(identifier):
-        return identifier
-    identifier.prepare(depth)
-    if folder is not None:
-        try:
-            _write_cache(identifier, folder)
+            models = _open_models(Path(cache))
         except OSError as exc:
-            log.debug("the language model is not cached at %s: %s", folder, exc)
+            problem = _reason(exc)
+    try:
+        if models is not None:
+            key = model_key(model_file)
+            try:
+                found = _from_cache(identifier_class, models, key)
+            except Exception as exc:  # noqa: BLE001 - any damage: the entry is rebuilt
+                found = None
+                problem = f"its entry {key} is unreadable ({_reason(exc)})"
+                if not _remove(models, key):
+                    problem += "; it cannot be removed"
+                    os.close(models)
+                    models = None
+            if found is not None:
+                return found.prepare(depth)
+        identifier = identifier_class.from_model_file(model_file, norm_probs=True)
+        if supported(identifier):
+            identifier.prepare(depth)
+            if models is not None:
+                try:
+                    _write_entry(identifier, models, key)
+                    written = True
+                except OSError as exc:
+                    problem = "; ".join(filter(None, [problem, "the unpacked model cannot be "
+                                                      f"written ({_reason(exc)})"]))
+    finally:
+        if models is not None:
+            os.close(models)
+    if problem and written:
+        log.warning("the language model cache at %s: %s; the model was unpacked and cached "
+                    "again", cache, problem)
+    elif problem:
+        log.warning("the language model cache at %s cannot be used (%s); the model is unpacked "
+                    "in every process instead (about 0.7 s): repair or remove the folder, or "
+                    "set %s=off", cache, problem, CACHE_ENV)
     return identifier
 
 
-def _from_cache(identifier_class, folder: Path):
-    meta = json.loads((folder / _META).read_text(encoding="utf-8"))
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-              for name in _ARRAYS}
+def _reason(exc: BaseException) -> str:
+    """An error's cause in words, without its traceback."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename is not None else ""
+        return f"{exc.strerror}{where}"
+    return str(exc) or type(exc).__name__
+
+
+def _open_models(root: Path) -> int:
+    """A descriptor of ``root/language-model``, both made where missing. Raises OSError where
+    either is not a folder (a file, or a link at ``language-model``: not followed)."""
+    if not root.is_dir():
+        root.mkdir(parents=True, exist_ok=True)  # a file there: FileExistsError
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            os.mkdir(_MODELS, dir_fd=top)
+        except FileExistsError:
+            pass
+        try:
+            return os.open(_MODELS, _DIRECTORY, dir_fd=top)
+        except OSError as exc:
+            if stat.S_ISLNK(os.stat(_MODELS, dir_fd=top, follow_symlinks=False).st_mode):
+                raise OSError(exc.errno, "a link, not followed, where wikisum keeps its "
+                              "folder (remove it)", str(root / _MODELS)) from None
+            raise OSError(exc.errno, exc.strerror, str(root / _MODELS)) from None
+    finally:
+        os.close(top)
+
+
+
+def _open_regular(folder: int, name: str):
+    """The regular file ``name`` in ``folder`` (a descriptor), opened for reading without
+    following a link (nor waiting on a pipe). Raises ValueError for anything else there."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=folder)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{name} is a link (not followed)") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"{name} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _mapped(folder: int, name: str, recorded: dict) -> np.ndarray:
+    """The array of .npy file ``name``, mapped, once its type, shape, size and CRC-32 are the
+    ones ``recorded`` when the entry was written."""
+    with _open_regular(folder, name) as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"{name} is of .npy version {version}")
+        if (fortran or dtype.hasobject or dtype.str != recorded["dtype"]
+                or list(shape) != recorded["shape"]):
+            raise ValueError(f"{name} holds {dtype.str} {list(shape)} where the entry records "
+                             f"{recorded['dtype']} {recorded['shape']}")
+        offset = f.tell()
+        size = os.fstat(f.fileno()).st_size
+        expected = offset + dtype.itemsize * math.prod(shape)
+        if size != expected:
+            raise ValueError(f"{name} is {size} bytes where its header makes {expected}")
+        values = np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
+    if zlib.crc32(values) != recorded["crc32"]:
+        raise ValueError(f"{name} is not the array unpacked there (its CRC-32 differs from "
+                         "the one recorded)")
+    return values
+
+
+def _from_cache(identifier_class, models: int, key: str):
+    """The identifier of entry ``key`` in folder ``models`` (a descriptor), or None where there
+    is none. Raises where the entry does not check."""
+    try:
+        entry = os.open(key, _DIRECTORY, dir_fd=models)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ValueError("the entry is not a folder (a link is not followed)") from None
+        raise
+    try:
+        with _open_regular(entry, _META) as f:
+            meta = json.loads(f.read(_MAX_META_BYTES + 1).decode("utf-8"))
+        if not isinstance(meta, dict) or meta.get("key") != key:
+            raise ValueError(f"{_META} is not this entry's (its key is another)")
+        arrays = {name: _mapped(entry, f"{name}.npy", meta["arrays"][name]) for name in _ARRAYS}
+    finally:
+        os.close(entry)
     nextmove, row = array(meta["nextmove"]), array(meta["row"])
     nextmove.frombytes(memoryview(np.ascontiguousarray(arrays["nextmove"])).cast("B"))
     row.frombytes(memoryview(np.ascontiguousarray(arrays["row"])).cast("B"))
@@ -345,50 +476,102 @@ def _from_cache(identifier_class, folder: Path):
 
 
 def _write_cache(identifier, folder: Path) -> None:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    temporary = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp")
-    temporary.mkdir()
+    """Writes ``identifier``'s entry ``folder`` (``CACHE/language-model/KEY``)."""
+    models = _open_models(folder.parent.parent)
     try:
-        unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-        arrays = {
-            "ptc32": identifier._table32,
-            "pc": np.asarray(identifier.nb_pc),
-            "nextmove": np.frombuffer(identifier.tk_nextmove,
-                                      dtype=unsigned[identifier.tk_nextmove.itemsize]),
-            "row": np.frombuffer(identifier.tk_row, dtype=unsigned[identifier.tk_row.itemsize]),
-            "output": np.asarray(identifier.tk_output, dtype=np.int64),
-        }
-        for name, values in arrays.items():
-            _write_synced(temporary / f"{name}.npy",
-                          lambda f, values=values: np.save(f, values, allow_pickle=False))
-        meta = json.dumps({"classes": list(identifier.nb_classes),
-                           "nextmove": identifier.tk_nextmove.typecode,
-                           "row": identifier.tk_row.typecode}).encode("utf-8")
-        _write_synced(temporary / _META, lambda f: f.write(meta))
+        _write_entry(identifier, models, folder.name)
+    finally:
+        os.close(models)
+
+
+def _write_entry(identifier, models: int, key: str) -> None:
+    """Writes entry ``key`` into folder ``models`` (a descriptor): whole, under a temporary
+    name, then renamed; another writer's entry of that key, finished first, is kept. Removes
+    the entries of other keys and temporary ones left by killed writers."""
+    unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+    arrays = {
+        "ptc32": identifier._table32,
+        "pc": np.asarray(identifier.nb_pc),
+        "nextmove": np.frombuffer(identifier.tk_nextmove,
+                                  dtype=unsigned[identifier.tk_nextmove.itemsize]),
+        "row": np.frombuffer(identifier.tk_row, dtype=unsigned[identifier.tk_row.itemsize]),
+        "output": np.asarray(identifier.tk_output, dtype=np.int64),
+    }
+    temporary = f".{key}.{uuid.uuid4().hex[:12]}.tmp"
+    os.mkdir(temporary, dir_fd=models)
+    try:
+        folder = os.open(temporary, _DIRECTORY, dir_fd=models)
         try:
-            os.rename(temporary, folder)
+            recorded = {}
+            for name, values in arrays.items():
+                values = np.ascontiguousarray(values)
+                recorded[name] = {"dtype": values.dtype.str, "shape": list(values.shape),
+                                  "crc32": zlib.crc32(values)}
+                _write_synced(folder, f"{name}.npy",
+                              lambda f, values=values: np.save(f, values, allow_pickle=False))
+            meta = json.dumps({"key": key, "classes": list(identifier.nb_classes),
+                               "nextmove": identifier.tk_nextmove.typecode,
+                               "row": identifier.tk_row.typecode,
+                               "arrays": recorded}).encode("utf-8")
+            _write_synced(folder, _META, lambda f: f.write(meta))
+        finally:
+            os.close(folder)
+        try:
+            os.rename(temporary, key, src_dir_fd=models, dst_dir_fd=models)
         except OSError:
-            if not folder.is_dir():
+            if not _is_folder(models, key):
                 raise
             # Another process wrote the same entry first: theirs is kept.
     finally:
-        shutil.rmtree(temporary, ignore_errors=True)
-    for other in folder.parent.glob("py3langid-*"):
-        if other != folder and other.is_dir():
-            shutil.rmtree(other, ignore_errors=True)
-    # What a writer killed before its rename left (an hour is far longer than a write).
-    for left in folder.parent.glob(".py3langid-*.tmp"):
-        try:
-            if time.time() - left.stat().st_mtime > 3600:
-                shutil.rmtree(left, ignore_errors=True)
-        except OSError:
-            pass
+        _remove(models, temporary)
+    now = time.time()
+    for name in os.listdir(models):
+        if name.startswith("py3langid-") and name != key:
+            _remove(models, name)
+        elif name.startswith(".py3langid-") and name.endswith(".tmp"):
+            try:
+                stale = now - os.stat(name, dir_fd=models,
+                                      follow_symlinks=False).st_mtime > _STALE_SECONDS
+            except OSError:
+                continue
+            if stale:
+                _remove(models, name)
 
 
-def _write_synced(path: Path, write) -> None:
-    """A file written whole and flushed to disk, so that a crash after the entry's rename
-    never leaves it empty under its final name."""
-    with open(path, "wb") as f:
+def _is_folder(folder: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _remove(folder: int, name: str) -> bool:
+    """Removes ``name`` from ``folder`` (a descriptor): a folder with what it holds, a link
+    itself (never what it points to). Whether nothing is left there."""
+    try:
+        if _is_folder(folder, name):
+            shutil.rmtree(name, dir_fd=folder, ignore_errors=True)
+        else:
+            os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    return False
+
+
+def _write_synced(folder: int, name: str, write) -> None:
+    """File ``name`` in ``folder`` (a descriptor), new, written whole and flushed to disk, so
+    that a crash after the entry's rename never leaves it empty under its final name."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644, dir_fd=folder)
+    with os.fdopen(fd, "wb") as f:
         write(f)
         f.flush()
         os.fsync(f.fileno())
