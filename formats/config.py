@@ -38,6 +38,33 @@ DEFAULT_SHARDS = 4
 # docs/import-and-formats.md).
 IMPORT_VOCAB_TEXTS = 100_000
 
+# What one example may be, whatever the format: larger ones are counted problems, never cut.
+# A record as stored (a JSON line or array element, a CSV row, a line of .src with its .tgt line)
+# over this many bytes is skipped in chunks without being held (``too_large``); so is an example
+# whose text (UTF-8) and token ids (4 bytes each) come to more, from Parquet or a .pt file.
+# Twice the 8 MB a dump page may have in `wikisum ingest`.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+# Paragraphs an example may have (``too_many_paragraphs``): every extractor ranks them all, and
+# TextRank's graph grows with their square (one-line paragraphs of a 14-word vocabulary on 2
+# cores: 2,000 took 20 s and 1.3 GB; 5,000 over 5 GB). Multi-News has at most 10 documents,
+# hiersumm keeps 40 paragraphs.
+MAX_EXAMPLE_PARAGRAPHS = 1000
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What a dataset reader accepts of one example (the rest are counted problems)."""
+
+    max_record_bytes: int = MAX_RECORD_BYTES
+    max_paragraphs: int = MAX_EXAMPLE_PARAGRAPHS
+    vocab_size: int | None = None  # token ids must lie in [0, vocab_size) (None: not checked)
+    # ids that mark structure (the vocabulary's control pieces, hiersumm's <S> </S> <PAD>): none
+    # may stand inside a paragraph or between a target's two ends
+    reserved_ids: frozenset[int] = frozenset()
+
+
+DEFAULT_LIMITS = ReadLimits()
+
 
 @dataclass(frozen=True)
 class ImportConfig:
@@ -53,6 +80,8 @@ class ImportConfig:
     num_shards: int = DEFAULT_SHARDS
     workers: int = 1  # processes ranking examples
     limit: int | None = None  # at most this many examples (a quick look at a big dataset)
+    max_record_bytes: int = MAX_RECORD_BYTES  # a larger example is a ``too_large`` problem
+    max_paragraphs: int = MAX_EXAMPLE_PARAGRAPHS  # more: a ``too_many_paragraphs`` problem
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,13 @@ text files line by line, JSON arrays element by element, Parquet by row batches,
 file at a time (:mod:`wikisum.formats.torchfiles`, ``weights_only``), so memory is bounded by the
 largest record (or ``.pt`` file), never by the dataset. A record that cannot be converted is
 yielded as a :class:`Problem` (file, record, reason, detail) for the caller to count, and the
-next record is read: never a crash, never a silent loss. A whole file that cannot be read (no
-split in its name, a refused ``.pt``) raises, naming the file.
+next record is read: never a crash, never a silent loss. So is one over the limits the caller
+gives (:class:`~wikisum.formats.config.ReadLimits`: bytes, paragraphs, token ids; a longer line
+or array element is skipped in chunks, never held), one nested too deep, one whose text is not
+Unicode or holds control characters, and one whose format separators say two things at once.
+Nothing is cut: an example is read whole or is a Problem. A whole file that cannot be read (no
+split in its name, a refused ``.pt``, one that declares more tensor bytes than it holds) raises,
+naming the file.
 
 Each writer is the inverse: :func:`write` takes :class:`OutExample` records and lays out the files
 exactly as the system's own loader globs and reads them. Every file is written under a temporary
@@ -49,8 +54,11 @@ within each line and blank lines are dropped.
 
 
 from wikisum.formats.examples import (  # noqa: F401  (the module's API, re-exported)
+    AMBIGUOUS_SEPARATOR,
     BAD_ENCODING,
+    BAD_IDS,
     BAD_TARGET_IDS,
+    CONTROL_CHARACTERS,
     DEFAULT_SHARD_SIZE,
     EMPTY_SUMMARY,
     HIERSUMM_PIECES,
@@ -62,8 +70,12 @@ from wikisum.formats.examples import (  # noqa: F401  (the module's API, re-expo
     NO_DOCUMENTS,
     NO_PARAGRAPHS,
     REASONS,
+    RESERVED_PIECE,
     SPLIT_NAMES,
     SPLITS,
+    TOO_DEEP,
+    TOO_LARGE,
+    TOO_MANY_PARAGRAPHS,
     UNPAIRED_LINE,
     UNREAD_REST,
     WRONG_TYPE,

@@ -29,8 +29,16 @@ NO_DOCUMENTS = "no_documents"  # no source text (or, for the id formats, no para
 BAD_TARGET_IDS = "bad_target_ids"  # hiersumm/GraphSum tgt not [BOS, ..., EOS]
 UNPAIRED_LINE = "unpaired_line"  # a .src line without its .tgt line, or the reverse
 UNREAD_REST = "unread_rest"  # a JSON array broken here: the rest of its file cannot be read
+TOO_LARGE = "too_large"  # a record or example over ReadLimits.max_record_bytes
+TOO_DEEP = "too_deep"  # JSON nested deeper than the parser's recursion limit
+CONTROL_CHARACTERS = "control_characters"  # NUL or another control character in the text
+BAD_IDS = "bad_ids"  # a token id that is not an integer of the vocabulary
+TOO_MANY_PARAGRAPHS = "too_many_paragraphs"  # over ReadLimits.max_paragraphs
+AMBIGUOUS_SEPARATOR = "ambiguous_separator"  # the format's separators where none can be
+RESERVED_PIECE = "reserved_piece"  # text holding a piece the vocabulary reserves (<t>, <sep>)
 REASONS = (MALFORMED_JSON, MALFORMED_ROW, BAD_ENCODING, MISSING_FIELD, WRONG_TYPE, EMPTY_SUMMARY,
-           NO_DOCUMENTS, BAD_TARGET_IDS, UNPAIRED_LINE, UNREAD_REST)
+           NO_DOCUMENTS, BAD_TARGET_IDS, UNPAIRED_LINE, UNREAD_REST, TOO_LARGE, TOO_DEEP,
+           CONTROL_CHARACTERS, BAD_IDS, TOO_MANY_PARAGRAPHS, AMBIGUOUS_SEPARATOR, RESERVED_PIECE)
 
 # The sentencepiece pieces hiersumm's code looks up (src/train_abstractive.py, `symbols`): with a
 # vocabulary that lacks one, PieceToId gives <unk> for it and BOS, EOS and PAD collapse into one.
@@ -39,6 +47,7 @@ HIERSUMM_PIECES = {"BOS": "<S>", "EOS": "</S>", "PAD": "<PAD>", "EOT": "<T>", "E
 MAX_PARAGRAPHS = 40  # hiersumm's ranked WikiSum keeps the top 40 paragraphs (its README)
 DEFAULT_SHARD_SIZE = 2000  # examples a hiersumm shard: its loader holds one shard whole
 MULTINEWS_SEPARATOR = "|||||"  # between Multi-News documents (the hub's description)
+MULTINEWS_RELEASE_SEPARATOR = "story_separator_special_tag"  # the same, in the release's files
 MULTINEWS_SUMMARY_PREFIX = "– "  # how every Multi-News summary starts in the hub's files
 
 
@@ -88,6 +97,60 @@ class WriteReport:
 
 # Writer drop reasons.
 NO_PARAGRAPHS = "no_paragraphs"  # nothing to write as the source (no paragraph, no document)
+
+
+# -- what every example must be -------------------------------------------------------------
+
+# Lone surrogates: bytes that are not UTF-8 (decoded as surrogate escapes) or a JSON escape of
+# half a pair (\ud800 written in JSON); no UTF-8 file can hold them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Control characters that are not whitespace (tab, newlines, vertical tab, form feed and the
+# separators U+001C to U+001F are whitespace, collapsed like spaces): NUL, ESC, DEL, ...
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
+
+
+def _texts(example: SourceExample) -> Iterator[tuple[str, str]]:
+    yield "id", example.id
+    yield "title", example.title
+    yield "summary", example.summary
+    for i, document in enumerate(example.documents):
+        yield f"document {i}", document
+
+
+def example_problem(example: SourceExample, max_bytes: int, max_paragraphs: int
+                    ) -> tuple[str, str] | None:
+    """(reason, detail) where ``example`` is not one to keep, else None: over ``max_bytes`` of
+    text (UTF-8) and token ids (4 bytes each), text that is not Unicode (lone surrogates) or
+    holds control characters, more than ``max_paragraphs`` paragraphs (the lines of its
+    documents, or its ranked paragraphs of ids)."""
+    size = 4 * (sum(len(p) for p in example.paragraph_ids or ()) + len(example.summary_ids or ()))
+    for name, text in _texts(example):
+        size += len(text.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            return TOO_LARGE, f"over {max_bytes:,} bytes of text and ids (at the {name})"
+    for name, text in _texts(example):
+        found = _SURROGATE.search(text)
+        if found:
+            return BAD_ENCODING, (f"the {name} is not Unicode at character {found.start():,} "
+                                  "(bytes that are not UTF-8, or half a surrogate pair)")
+        found = _CONTROL.search(text)
+        if found:
+            return CONTROL_CHARACTERS, (f"the {name} holds the control character "
+                                        f"U+{ord(found.group()):04X} at character "
+                                        f"{found.start():,}")
+    paragraphs = len(example.paragraph_ids) if example.paragraph_ids is not None else sum(
+        document.count("\n") + 1 for document in example.documents)
+    if paragraphs > max_paragraphs:
+        return TOO_MANY_PARAGRAPHS, f"{paragraphs:,} paragraphs, over {max_paragraphs:,}"
+    return None
+
+
+def safe_text(text: str, max_chars: int = 2000) -> str:
+    """``text`` as a report may hold it: lone surrogates escaped (``\\udcff``), cut to
+    ``max_chars`` with the number of characters left out said."""
+    if len(text) > max_chars:
+        text = f"{text[:max_chars]}... ({len(text) - max_chars:,} more characters)"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # -- file names and splits --------------------------------------------------------------------
@@ -164,9 +227,15 @@ def has_suffix(path: str, *suffixes: str) -> bool:
 # -- text ------------------------------------------------------------------------------------
 
 
+_SPACES = re.compile(r"\s+")  # what str.split() splits at (the characters str.isspace() takes)
+
+
 def clean_lines(text: str) -> str:
-    """Paragraphs one a line: whitespace collapsed within each line, blank lines dropped."""
-    return "\n".join(" ".join(line.split()) for line in text.split("\n") if line.strip())
+    """Paragraphs one a line: whitespace collapsed within each line, blank lines dropped. Done
+    without a list of the words, so a long line costs a few copies of itself, not tens of bytes
+    a word."""
+    lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def hiersumm_summary(tgt_str: str) -> str:
@@ -188,7 +257,7 @@ def multinews_documents(document: str) -> list[str]:
     """A Multi-News ``document`` field as its documents: split at ``|||||`` (at the processed
     release's ``story_separator_special_tag`` when it has that instead), ``NEWLINE_CHAR`` a
     newline, empty pieces (the trailing separator's) dropped."""
-    separator = ("story_separator_special_tag" if "story_separator_special_tag" in document
+    separator = (MULTINEWS_RELEASE_SEPARATOR if MULTINEWS_RELEASE_SEPARATOR in document
                  else MULTINEWS_SEPARATOR)
     pieces = (clean_lines(p.replace("NEWLINE_CHAR", "\n")) for p in document.split(separator))
     return [p for p in pieces if p]

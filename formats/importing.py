@@ -22,7 +22,11 @@ The vocabulary, where none is given, is trained on a bounded sample of the train
 pass over the source). Outputs are staged under ``OUT/.temp-TOKEN`` and renamed into place;
 ``dataset.json`` is written last, so a killed import leaves no dataset a reader would take.
 Every example the source holds is accounted for: imported, or a counted problem written to
-``OUT/import_problems/`` with its file, record and reason.
+``OUT/import_problems/`` with its file, record and reason. Besides what the readers count
+(:mod:`wikisum.formats.datasets`: records over ``max_record_bytes`` or ``max_paragraphs``,
+token ids outside the ids' vocabulary, text that is not Unicode or holds control characters),
+an example whose text holds a marker of the vocabulary it is tokenised with (``<t>``,
+``<sep>``: sentencepiece would read it as that marker) is a ``reserved_piece`` problem.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from wikisum.core.progress import Progress, detail
 from wikisum.core.text import content_words
 from wikisum.extractors.ranking import rank_article
 from wikisum.formats import datasets
-from wikisum.formats.config import GIVEN, IDS_ONLY, QUERY_CENTROID, ImportConfig
+from wikisum.formats.config import GIVEN, IDS_ONLY, QUERY_CENTROID, ImportConfig, ReadLimits
+from wikisum.formats.examples import RESERVED_PIECE, hiersumm_symbols, safe_text
 
 log = logging.getLogger("wikisum.import")
 
@@ -210,11 +215,50 @@ def train_vocabulary(config: ImportConfig, path: str) -> None:
     vocab.train_vocab(texts, path, config.vocab_size)
 
 
-def _source(config: ImportConfig, check_sp=None) -> Iterator:
+def _source(config: ImportConfig, check_sp=None, ids_sp=None) -> Iterator:
     """The source's examples and problems, streamed (``check_sp``: the model of a token-id
-    format's ids, whose start and end ids its targets are checked against)."""
-    stream = datasets.read(config.format, list(config.sources), sp=check_sp)
+    format's ids, whose start and end ids its targets are checked against; ``ids_sp``: the
+    model the ids are read in, whose size bounds them and whose control pieces none may be)."""
+    stream = datasets.read(config.format, list(config.sources), sp=check_sp,
+                           limits=read_limits(config, ids_sp))
     return itertools.islice(stream, config.limit) if config.limit else stream
+
+
+def read_limits(config: ImportConfig, ids_sp=None) -> ReadLimits:
+    """What the import accepts of one example: ``config``'s size and paragraphs, and with
+    ``ids_sp`` ids of that model only, none of them a piece that marks structure (its control
+    pieces; with hiersumm's pieces, its ``<S>``, ``</S>`` and ``<PAD>``)."""
+    if ids_sp is None:
+        return ReadLimits(config.max_record_bytes, config.max_paragraphs)
+    size = ids_sp.get_piece_size()
+    reserved = {i for i in range(size) if ids_sp.is_control(i)}
+    try:
+        symbols = hiersumm_symbols(ids_sp)
+    except ValueError:  # a vocabulary without hiersumm's pieces: its control pieces only
+        symbols = {}
+    reserved |= {symbols[name] for name in ("BOS", "EOS", "PAD") if name in symbols}
+    return ReadLimits(config.max_record_bytes, config.max_paragraphs, size,
+                      frozenset(reserved))
+
+
+def reserved_pieces(sp) -> tuple[str, ...]:
+    """The pieces of ``sp`` that text is never to hold: wikisum's markers, which sentencepiece
+    matches in text as one token (``<t>`` between the title and the paragraphs of a model input,
+    ``<sep>`` between input and target)."""
+    return tuple(p for p in (vocab.TITLE_SEP, vocab.SEP) if sp.piece_to_id(p) != sp.unk_id())
+
+
+def reserved_problem(example, pieces: tuple[str, ...], texts=None) -> datasets.Problem | None:
+    """A ``reserved_piece`` Problem where the text of ``example`` (or ``texts``, the text
+    tokenised for it) holds one of ``pieces``: tokenised, it would read as that marker."""
+    if texts is None:
+        texts = (example.title, example.summary, *example.documents)
+    for text in texts:
+        found = next((p for p in pieces if p in text), None)
+        if found is not None:
+            return datasets.Problem("", example.id, RESERVED_PIECE, f"the text holds {found!r}, "
+                                    "the vocabulary's marker: tokenised, it would read as one")
+    return None
 
 
 class _Output:
@@ -245,8 +289,9 @@ class _Output:
                               loader.model_input_row(row, spec, sp, title_sep))
 
     def problem(self, p) -> None:
-        self.problems.write(0, {"input_file": p.file, "record": str(p.record), "url": "",
-                                "stage": STAGE, "reason": p.reason, "error": p.detail})
+        self.problems.write(0, {"input_file": safe_text(p.file), "record": safe_text(str(p.record)),
+                                "url": "", "stage": STAGE, "reason": p.reason,
+                                "error": safe_text(p.detail)})
 
     def abort(self) -> None:
         for writer in (self.ranked, self.inputs, self.problems):
@@ -299,16 +344,17 @@ def _run(config: ImportConfig, names: tuple[str, ...], staging: str) -> dict:
     counts: Counter = Counter()
     queries: Counter = Counter()
     check = vocab.load(config.source_vocab) if ids_only and config.source_vocab else None
+    ids_sp = (check or sp) if ids_only else None  # the model the source's ids are in
+    pieces = reserved_pieces(sp)
     bar = Progress("import", unit="examples")
     next_id = 0
     try:
-        for window in _windows(_source(config, check), WINDOW):
+        for window in _windows(_source(config, check, ids_sp), WINDOW):
             rows, work = [], []
             for item in window:
                 counts["in"] += 1
-                if isinstance(item, datasets.Problem) or item.split not in SPLITS:
-                    problem = item if isinstance(item, datasets.Problem) else datasets.Problem(
-                        "", item.id, "unknown_split", f"split {item.split!r}")
+                problem = _problem_of(item, pieces, source_sp)
+                if problem is not None:
                     counts[problem.reason] += 1
                     output.problem(problem)
                 elif ids_only:
@@ -356,6 +402,23 @@ def _run(config: ImportConfig, names: tuple[str, ...], staging: str) -> dict:
                       json.dumps(info, indent=1) + "\n")
     card.write_card(config.out, info)
     return info
+
+
+def _problem_of(item, pieces: tuple[str, ...], source_sp) -> datasets.Problem | None:
+    """Why ``item`` (an example or a Problem) is not imported, or None: a Problem as read, a
+    split not ours, or text that holds a marker of the vocabulary it is tokenised with (of a
+    token-id format, the text of its ids decoded with ``source_sp`` where they are tokenised
+    again; kept ids are not)."""
+    if isinstance(item, datasets.Problem):
+        return item
+    if item.split not in SPLITS:
+        return datasets.Problem("", item.id, "unknown_split", f"split {item.split!r}")
+    if item.paragraph_ids is None:
+        return reserved_problem(item, pieces)
+    if source_sp is not None:
+        return reserved_problem(item, pieces, (
+            item.title, item.summary, *(source_sp.decode(list(p)) for p in item.paragraph_ids)))
+    return None
 
 
 def _forget_earlier(out: str) -> None:

@@ -1,6 +1,8 @@
-"""A top-level JSON object read one member at a time in bounded memory: the reader of
-tensor2tensor's wiki_urls shards (:func:`wikisum.formats.t2t.iter_wiki_urls`), one object of
-some 90,000 members a shard, keyed by URL (so its reports call a member's key its URL).
+"""A top-level JSON object read one member at a time, or a top-level JSON array one element at a
+time, in bounded memory: the reader of tensor2tensor's wiki_urls shards
+(:func:`wikisum.formats.t2t.iter_wiki_urls`), one object of some 90,000 members a shard, keyed by
+URL (so its reports call a member's key its URL), and of GraphSum's files, one array of examples
+each (:func:`wikisum.formats.sources.json_records`).
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ class ObjectMembers:
     stream is not one well-formed object; offsets are in bytes.
     """
 
+    errors = "strict"  # how bytes that are not UTF-8 are decoded
+
     def __init__(self, stream: BinaryIO, max_chars: int, chunk: int = 1 << 16):
         self.stream = stream
         self.max_chars = max_chars
         self.chunk = chunk
-        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.decoder = codecs.getincrementaldecoder("utf-8")(self.errors)
         self.json = json.JSONDecoder()
         self.text = ""
         self.pos = 0  # index in text of the next unread character
@@ -61,7 +65,7 @@ class ObjectMembers:
         self.pos = 0
 
     def _advance(self, to: int) -> None:
-        self.offset += len(self.text[self.pos:to].encode("utf-8"))
+        self.offset += len(self.text[self.pos:to].encode("utf-8", "surrogateescape"))
         self.pos = to
 
     def _next_char(self) -> str | None:
@@ -209,6 +213,80 @@ class ObjectMembers:
         self._advance(self.pos + 1)
         if self._next_char() is not None:
             yield ("error", self.offset, "bad_json", "data after the object's closing brace")
+
+
+# A byte that is not UTF-8, as the surrogate escape decoding makes it.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+class ArrayElements(ObjectMembers):
+    """The elements of a top-level JSON array, one at a time, from a binary UTF-8 stream, in the
+    memory :class:`ObjectMembers` holds: one element, at most ``max_chars`` characters of JSON
+    text, plus a chunk. Each element's extent is found by the same scan, which counts brackets
+    without recursing, so an element nested 100,000 deep costs that element only; so does one
+    holding bytes that are not UTF-8 (decoded as surrogate escapes, then reported).
+
+    :meth:`elements` yields ("element", offset, value), ("bad_element", offset, reason, detail)
+    with reason ``bad_json``, ``too_deep`` or ``bad_encoding``, ("too_large", offset, chars),
+    and finally ("error", offset, detail) where the stream is not one well-formed array (a file
+    cut short: the rest cannot be read); offsets are in bytes.
+    """
+
+    errors = "surrogateescape"
+
+    def _element(self, offset: int, text: str) -> tuple:
+        bad = _ESCAPED_BYTE.search(text)
+        if bad is not None:
+            at = offset + len(text[:bad.start()].encode("utf-8", "surrogateescape"))
+            return ("bad_element", offset, "bad_encoding", f"byte {at:,} is not UTF-8")
+        try:
+            return ("element", offset, json.loads(text))
+        except RecursionError:
+            return ("bad_element", offset, "too_deep", "nested deeper than the JSON parser's "
+                    "recursion limit")
+        except ValueError as exc:
+            return ("bad_element", offset, "bad_json", str(exc))
+
+    def elements(self) -> Iterator[tuple]:
+        if self._next_char() == "\ufeff":  # a byte-order mark opening the file
+            self._advance(self.pos + 1)
+        if self._next_char() != "[":
+            yield ("error", self.offset, "the file does not start a JSON array")
+            return
+        self._advance(self.pos + 1)
+        char = self._next_char()
+        if char == "]":
+            self._advance(self.pos + 1)
+            if self._next_char() is not None:
+                yield ("error", self.offset, "data after the array's closing bracket")
+            return
+        while True:
+            if char is None:
+                yield ("error", self.offset, "the file ends inside the array")
+                return
+            start = self.offset
+            outcome, at, _ = self._member_end()
+            if outcome == "eof":
+                yield ("error", start, "the file ends inside this element")
+                return
+            if outcome == "long":
+                yield ("too_large", start, at)
+            else:
+                text = self.text[self.pos:at]
+                self._advance(at)
+                yield self._element(start, text)
+            char = self._next_char()
+            if char == ",":
+                self._advance(self.pos + 1)
+                char = self._next_char()
+            elif char == "]":
+                self._advance(self.pos + 1)
+                if self._next_char() is not None:
+                    yield ("error", self.offset, "data after the array's closing bracket")
+                return
+            else:
+                yield ("error", self.offset, "expected ',' or ']' after an element")
+                return
 
 
 def _key_prefix(text: str) -> str:

@@ -8,11 +8,16 @@ from collections.abc import Callable, Iterable, Iterator
 
 from wikisum.core import files
 from wikisum.formats import torchfiles
+from wikisum.formats.config import DEFAULT_LIMITS, ReadLimits
 from wikisum.formats.examples import (
+    AMBIGUOUS_SEPARATOR,
     BAD_TARGET_IDS,
     MISSING_FIELD,
+    MULTINEWS_RELEASE_SEPARATOR,
+    MULTINEWS_SEPARATOR,
     NO_DOCUMENTS,
     SPLIT_NAMES,
+    TOO_MANY_PARAGRAPHS,
     WRONG_TYPE,
     Problem,
     SourceExample,
@@ -48,15 +53,22 @@ from wikisum.formats.sources import (
 )
 
 
-def _target_ids(tgt: tuple[int, ...], bos: int | None, eos: int | None) -> tuple[int, ...]:
+def _target_ids(tgt: tuple[int, ...], bos: int | None, eos: int | None,
+                limits: ReadLimits) -> tuple[int, ...]:
     """hiersumm's ``tgt`` without its BOS and EOS: the model reads ``tgt[:-1]`` and is trained
-    on ``tgt[1:]`` (model_builder.py, loss.py), so both ends are always there."""
+    on ``tgt[1:]`` (model_builder.py, loss.py), so both ends are always there; between them no
+    id of ``limits.reserved_ids`` (a second EOS would end the target early)."""
     if len(tgt) < 2:
         raise Bad(BAD_TARGET_IDS, f"tgt has {len(tgt)} ids; [BOS, ..., EOS] has two at least")
     if bos is not None and (tgt[0], tgt[-1]) != (bos, eos):
         raise Bad(BAD_TARGET_IDS, f"tgt runs {tgt[0]} ... {tgt[-1]}, not <S> ({bos}) ... "
                   f"</S> ({eos})")
-    return tgt[1:-1]
+    inner = tgt[1:-1]
+    inside = next((i for i, v in enumerate(inner) if v in limits.reserved_ids), None)
+    if inside is not None:
+        raise Bad(BAD_TARGET_IDS, f"tgt[{inside + 1}] is {inner[inside]}, an id that marks "
+                  "structure (a control piece or hiersumm's <S>, </S>, <PAD>) inside the target")
+    return inner
 
 
 def _special(sp) -> tuple[int | None, int | None]:
@@ -67,14 +79,19 @@ def _special(sp) -> tuple[int | None, int | None]:
 
 
 def _ids_example(record, split: str, id_: str, bos: int | None, eos: int | None,
-                 extra_fields: tuple[str, ...] = ()) -> SourceExample:
+                 limits: ReadLimits, extra_fields: tuple[str, ...] = ()) -> SourceExample:
     """A hiersumm/GraphSum record: ranked paragraphs as ids, the target as ids and text."""
     record = object_of(record, "record")
     src = field_of(record, "src", (list, tuple))
-    paragraph_ids = tuple(ids_of(p, "src") for p in src)
+    if len(src) > limits.max_paragraphs:  # checked before the ids are read
+        raise Bad(TOO_MANY_PARAGRAPHS, f"{len(src):,} paragraphs, over "
+                  f"{limits.max_paragraphs:,}")
+    paragraph_ids = tuple(ids_of(p, f"src[{i}]", limits.vocab_size, limits.reserved_ids)
+                          for i, p in enumerate(src))
     if not paragraph_ids:
         raise Bad(NO_DOCUMENTS, "src holds no paragraph")
-    summary_ids = _target_ids(ids_of(field_of(record, "tgt", (list, tuple)), "tgt"), bos, eos)
+    summary_ids = _target_ids(ids_of(field_of(record, "tgt", (list, tuple)), "tgt",
+                                     limits.vocab_size), bos, eos, limits)
     summary = summary_of(hiersumm_summary(field_of(record, "tgt_str", str)))
     documents = ()
     if record.get("src_str") is not None:
@@ -95,7 +112,8 @@ def _drained(records: list) -> Iterator[Record]:
         index += 1
 
 
-def read_hiersumm(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_hiersumm(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+                  ) -> Iterator[SourceExample | Problem]:
     """hiersumm's ``WIKI.{train,valid,test}.N.pt`` shards, one file at a time. With ``sp``
     (its ``spm9998_3.model``) each ``tgt`` is checked to run ``<S> ... </S>``; without, its two
     ends are taken as BOS and EOS, as hiersumm's model takes them."""
@@ -105,21 +123,25 @@ def read_hiersumm(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Pro
         split = require_split(path)
         yield from convert(_drained(torchfiles.load_records(path)), path,
                            lambda i, r, path=path, split=split:
-                           _ids_example(r, split, f"{file_name(path)}:{i}", bos, eos))
+                           _ids_example(r, split, f"{file_name(path)}:{i}", bos, eos, limits),
+                           limits)
 
 
 GRAPHS = ("sim_graph", "topic_graph", "discourse_graph")  # graphsum_reader.py, graph_type
 
 
-def read_graphsum(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_graphsum(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+                  ) -> Iterator[SourceExample | Problem]:
     """GraphSum's ``*.N.json`` files (one JSON array each), element by element. ``src_str``,
     when there, gives the documents (the text of each ``src`` unit); the graphs go to
     ``extra``."""
     bos, eos = _special(sp)
     for path in expand(paths, lambda p: has_suffix(p, ".json")):
         split = require_split(path)
-        yield from convert(json_records(path), path, lambda i, r, path=path, split=split:
-                           _ids_example(r, split, f"{file_name(path)}:{i}", bos, eos, GRAPHS))
+        yield from convert(json_records(path, limits.max_record_bytes), path,
+                           lambda i, r, path=path, split=split:
+                           _ids_example(r, split, f"{file_name(path)}:{i}", bos, eos, limits,
+                                        GRAPHS), limits)
 
 
 def _primera_example(record, split: str, id_: str) -> SourceExample:
@@ -129,13 +151,14 @@ def _primera_example(record, split: str, id_: str) -> SourceExample:
     return SourceExample(split, id_, "", documents, summary)
 
 
-def read_primera(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_primera(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+                 ) -> Iterator[SourceExample | Problem]:
     """PRIMERA's ``train.pt``, ``valid.pt`` (``val.pt``), ``test.pt``: a whole split a file."""
     for path in expand(paths, lambda p: has_suffix(p, ".pt")):
         split = require_split(path)
         yield from convert(_drained(torchfiles.load_records(path)), path,
                            lambda i, r, path=path, split=split:
-                           _primera_example(r, split, f"{file_name(path)}:{i}"))
+                           _primera_example(r, split, f"{file_name(path)}:{i}"), limits)
 
 
 def _wikicatsum_summary(value) -> tuple[str, list[int] | None]:
@@ -176,17 +199,24 @@ def _wikicatsum_lines(src_line: str, tgt_line: str, split: str, id_: str) -> Sou
     """A line of the release's ``.src`` (``title <EOT> paragraph <EOP> ...``) and ``.tgt``
     (``sentence <SNT> sentence ...``), as fairseq/fairseq/tokenizerWCSParagraph.py splits
     them."""
+    if src_line.count("<EOT>") > 1:
+        raise Bad(AMBIGUOUS_SEPARATOR, f"the source line holds <EOT> {src_line.count('<EOT>')} "
+                  "times: which one ends the title is unclear")
     title, sep, body = src_line.partition("<EOT>")
     if not sep:
         title, body = "", src_line
+    marker = next((m for m in ("<EOP>", "<SNT>", "<NLTOKEN>") if m in title), None)
+    if marker is not None:
+        raise Bad(AMBIGUOUS_SEPARATOR, f"{marker} before the source line's <EOT>: the title "
+                  "would hold a paragraph or sentence break")
     documents = documents_of(wikicatsum_text(p) for p in body.split("<EOP>"))
     return SourceExample(split, id_, clean_lines(title), documents,
                          summary_of(wikicatsum_text(tgt_line)))
 
 
 def _tables_and_lines(paths: Iterable[str], from_record: Callable[[object, str, str],
-                      SourceExample], from_lines: Callable[[str, str, str, str], SourceExample]
-                      ) -> Iterator[SourceExample | Problem]:
+                      SourceExample], from_lines: Callable[[str, str, str, str], SourceExample],
+                      limits: ReadLimits) -> Iterator[SourceExample | Problem]:
     """The examples of a format read either as table files (JSON Lines, CSV, Parquet: each
     record through ``from_record(record, split, id)``) or as a release's line-aligned
     ``.src``/``.tgt`` files (each pair through ``from_lines(src, tgt, split, id)``)."""
@@ -194,35 +224,43 @@ def _tables_and_lines(paths: Iterable[str], from_record: Callable[[object, str, 
     for path in chosen:
         if is_table(path):
             split = require_split(path)
-            yield from convert(table_records(path), path, lambda i, r, path=path, split=split:
-                               from_record(r, split, f"{file_name(path)}:{i}"))
+            yield from convert(table_records(path, limits.max_record_bytes), path,
+                               lambda i, r, path=path, split=split:
+                               from_record(r, split, f"{file_name(path)}:{i}"), limits)
     for src in text_sources(chosen):
         split = require_split(src)
-        yield from convert(line_pairs(src, target_of(src)), src,
+        yield from convert(line_pairs(src, target_of(src), limits.max_record_bytes), src,
                            lambda i, r, src=src, split=split:
-                           from_lines(r[0], r[1], split, f"{file_name(src)}:{i}"))
+                           from_lines(r[0], r[1], split, f"{file_name(src)}:{i}"), limits)
 
 
-def read_wikicatsum(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_wikicatsum(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+                    ) -> Iterator[SourceExample | Problem]:
     """WikiCatSum: GEM's JSON Lines or Parquet (``id`` is ``gem_id``, unique across the three
     domains; topic labels in ``extra``), or the release's ``.src``/``.tgt`` text files."""
-    return _tables_and_lines(paths, _wikicatsum_record, _wikicatsum_lines)
+    return _tables_and_lines(paths, _wikicatsum_record, _wikicatsum_lines, limits)
 
 
 def _multinews_record(record, split: str, id_: str) -> SourceExample:
     record = object_of(record, "record")
-    documents = documents_of(multinews_documents(field_of(record, "document", str)))
+    document = field_of(record, "document", str)
+    if MULTINEWS_SEPARATOR in document and MULTINEWS_RELEASE_SEPARATOR in document:
+        raise Bad(AMBIGUOUS_SEPARATOR, f"the document holds both {MULTINEWS_SEPARATOR} and "
+                  f"{MULTINEWS_RELEASE_SEPARATOR}: which one separates its documents is unclear")
+    documents = documents_of(multinews_documents(document))
     summary = summary_of(multinews_summary(field_of(record, "summary", str)))
     source_id = record.get("id")
     return SourceExample(split, str(source_id) if source_id not in (None, "") else id_, "",
                          documents, summary)
 
 
-def read_multinews(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_multinews(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+                   ) -> Iterator[SourceExample | Problem]:
     """Multi-News: the hub's files (JSON Lines, CSV, Parquet with ``document`` and ``summary``)
     or the release's ``{split}.src[.cleaned]``/``{split}.tgt`` lines."""
     return _tables_and_lines(paths, _multinews_record, lambda src, tgt, split, id_:
-                             _multinews_record({"document": src, "summary": tgt}, split, id_))
+                             _multinews_record({"document": src, "summary": tgt}, split, id_),
+                             limits)
 
 
 def _generic_record(record, path: str, id_: str) -> SourceExample:
@@ -247,12 +285,14 @@ def _generic_record(record, path: str, id_: str) -> SourceExample:
                          clean_lines(title), documents, summary)
 
 
-def read_jsonl(paths: Iterable[str], sp=None) -> Iterator[SourceExample | Problem]:
+def read_jsonl(paths: Iterable[str], sp=None, limits: ReadLimits = DEFAULT_LIMITS
+               ) -> Iterator[SourceExample | Problem]:
     """JSON Lines (or Parquet) of ``{id, title, documents: [...], summary}``; the split from a
     ``split`` field, else from the file's name."""
     for path in expand(paths, lambda p: has_suffix(p, ".jsonl", ".json", ".parquet")):
-        yield from convert(table_records(path), path, lambda i, r, path=path:
-                           _generic_record(r, path, f"{file_name(path)}:{i}"))
+        yield from convert(table_records(path, limits.max_record_bytes), path,
+                           lambda i, r, path=path:
+                           _generic_record(r, path, f"{file_name(path)}:{i}"), limits)
 
 
 READERS: dict[str, Callable[..., Iterator[SourceExample | Problem]]] = {
@@ -265,12 +305,15 @@ READERS: dict[str, Callable[..., Iterator[SourceExample | Problem]]] = {
 }
 
 
-def read(format: str, paths: list[str], *, sp=None) -> Iterator[SourceExample | Problem]:
+def read(format: str, paths: list[str], *, sp=None, limits: ReadLimits = DEFAULT_LIMITS
+         ) -> Iterator[SourceExample | Problem]:
     """The examples of ``paths`` (files, folders, globs) in ``format``, streamed.
 
     Args:
         sp: hiersumm's/GraphSum's sentencepiece model, to check each target's BOS and EOS
             ids; other formats ignore it.
+        limits: what one example may be (its size, its paragraphs, its ids); the others are
+            Problems.
 
     Raises:
         ValueError: an unknown format, or a file with no split in its name.
@@ -278,7 +321,7 @@ def read(format: str, paths: list[str], *, sp=None) -> Iterator[SourceExample | 
     """
     if format not in READERS:
         raise ValueError(f"unknown format {format!r}: one of {', '.join(READERS)}")
-    return READERS[format](list(paths), sp=sp)
+    return READERS[format](list(paths), sp=sp, limits=limits)
 
 
 def detect(paths: list[str]) -> str:

@@ -7,15 +7,23 @@ unpickler builds lists, dicts, numbers, strings and tensors and refuses every ot
 *before* calling anything, so a file that holds more is refused (:class:`RefusedFile`, naming the
 file and the object it asked for) without a line of its code running.
 
+Tensors are refused unread where the file declares more than it holds (:func:`check_sizes`):
+torch allocates what a file declares before it reads it, so a few kilobytes that declare a
+billion elements (a compressed zip record, or the element count of a storage in the legacy
+format) would cost gigabytes. Memory is then bounded by the file: its bytes, and the Python
+objects unpickled from them (a 100 MiB hiersumm shard is about 900 MiB of lists).
+
 This is the only module of :mod:`wikisum.formats` that imports torch, and it does so inside its
 functions: reading Multi-News JSON Lines needs no torch installed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import pickle
 import re
+import zipfile
 
 from wikisum.core import files
 
@@ -53,6 +61,7 @@ def load_records(path: str) -> list:
         RefusedFile: the file holds objects other than plain data; nothing of it was run.
         CorruptFile: the file is truncated, not a ``torch.save`` file, or not a list.
     """
+    check_sizes(path)
     import torch
 
     try:
@@ -72,6 +81,120 @@ def load_records(path: str) -> list:
         raise CorruptFile(f"{path} holds a {type(data).__name__}, not the list of examples "
                           "hiersumm and PRIMERA save")
     return data
+
+
+# Bytes an element of each storage type of the legacy format takes (torch/storage.py); a type
+# not listed is taken at the largest, so that a declared size is never under-counted.
+_ELEMENT_BYTES = {"Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4,
+                  "Short": 2, "Char": 1, "Byte": 1, "Bool": 1, "ComplexFloat": 8,
+                  "ComplexDouble": 16}
+_LARGEST_ELEMENT = max(_ELEMENT_BYTES.values())
+
+
+def check_sizes(path: str) -> None:
+    """Refuses a ``.pt`` file that declares more bytes than it holds, before torch reads it.
+
+    A zip ``.pt`` (torch 1.6 and later) must hold every record stored as written (torch.save
+    compresses nothing; a compressed record is inflated to its declared size); a legacy one
+    must hold the bytes its storages declare (their element counts are read from the pickle's
+    persistent ids without running it).
+
+    Raises:
+        CorruptFile: naming the file, the record or storage, and both sizes.
+    """
+    with files.open_read(path) as f:
+        size = f.seek(0, io.SEEK_END)
+        f.seek(0)
+        if f.read(4) == b"PK\x03\x04":
+            f.seek(0)
+            _check_zip(path, f, size)
+        else:
+            f.seek(0)
+            _check_legacy(path, f, size)
+
+
+def _check_zip(path: str, f, size: int) -> None:
+    try:
+        records = zipfile.ZipFile(f).infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # torch.load says what is wrong with it
+    for info in records:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size \
+                or info.header_offset + info.compress_size > size:
+            raise CorruptFile(f"{path} is refused: its record {info.filename} declares "
+                              f"{info.file_size:,} bytes from {info.compress_size:,} stored in a "
+                              f"file of {size:,} (torch.save stores records as they are; "
+                              "loading it would allocate what it declares)")
+
+
+class _Stub:
+    """What every global of a pickle becomes in :func:`_check_legacy`: a class of that name
+    (:func:`_stub`) whose objects accept any arguments and state, so that nothing the file names
+    is imported or called."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        pass
+
+    def __setitem__(self, key, value):
+        pass
+
+    def append(self, value):
+        pass
+
+    def extend(self, values):
+        pass
+
+
+def _stub(name: str) -> type:
+    return type(name, (_Stub,), {})
+
+
+class _SizeReader(pickle.Unpickler):
+    """Reads a pickle's structure with every global a :class:`_Stub` and every persistent id
+    (a storage of the legacy format) recorded instead of loaded."""
+
+    def __init__(self, f):
+        super().__init__(f)
+        self.ids: list[tuple] = []
+
+    def find_class(self, module, name):
+        return _stub(str(name))
+
+    def persistent_load(self, pid):
+        if isinstance(pid, tuple):
+            self.ids.append(pid)
+        return _Stub()
+
+
+def _check_legacy(path: str, f, size: int) -> None:
+    """The legacy format: pickles of the magic number, the protocol, the system's sizes and
+    the data (storages as persistent ids ``("storage", type, key, location, count, view)``),
+    then the storage keys and each storage's bytes. The data pickle is read with
+    :class:`_SizeReader`, which calls nothing the file names; the storages it declares before
+    anything it cannot read count too."""
+    try:
+        for _ in range(3):
+            _SizeReader(f).load()
+    except Exception:  # noqa: BLE001 - not a legacy file: torch.load says what is wrong with it
+        return
+    reader = _SizeReader(f)
+    with contextlib.suppress(Exception):  # what it declares up to what it cannot read counts
+        reader.load()
+    declared: dict[str, int] = {}
+    for pid in reader.ids:
+        if len(pid) >= 5 and pid[0] == "storage" and isinstance(pid[4], int):
+            kind = getattr(pid[1], "__name__", str(pid[1]))
+            element = _ELEMENT_BYTES.get(kind.removesuffix("Storage"), _LARGEST_ELEMENT)
+            declared[str(pid[2])] = max(pid[4], 0) * element
+    total = sum(declared.values())
+    if total > size:
+        key, most = max(declared.items(), key=lambda item: item[1])
+        raise CorruptFile(f"{path} is refused: its tensors declare {total:,} bytes (storage "
+                          f"{key}: {most:,}) in a file of {size:,} (loading it would allocate "
+                          "what it declares)")
 
 
 def to_plain(value):
