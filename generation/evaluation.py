@@ -45,7 +45,13 @@ from wikisum.generation.metrics import (  # noqa: F401
     summary_lines,
     truncate_bytes,
 )
-from wikisum.generation.predictions import REQUIRED, describe, is_article, record_sections
+from wikisum.generation.predictions import (
+    REQUIRED,
+    check_record,
+    describe,
+    is_article,
+    record_sections,
+)
 
 # Every score that score_predictions averages over examples, by its dotted path in its dict:
 # (path, label, scale for display: 100 shows a fraction in percent).
@@ -137,7 +143,8 @@ def record_lang(record: Mapping, lang: str | None = None) -> str | None:
 def _validated(records: Iterable[Mapping], lang: str | None = None) -> _Examples:
     """Predictions, references, per-record reference NLL and tokens (0 and 0 where a record
     lacks either), each record's language (``lang`` for all when given) and, for whole
-    articles, their sections of prediction records; a bad record is an error naming it."""
+    articles, their sections of prediction records; a bad record is an error naming it
+    (:func:`wikisum.generation.predictions.check_record`)."""
     records = list(records)
     if not records:
         raise ValueError("no prediction records to evaluate")
@@ -147,10 +154,7 @@ def _validated(records: Iterable[Mapping], lang: str | None = None) -> _Examples
         if missing:
             raise ValueError(f"prediction record {i} (id {record.get('id')!r}) lacks "
                              f"{', '.join(missing)}")
-        for key in ("prediction", "reference"):
-            if not isinstance(record[key], str):
-                raise ValueError(f"prediction record id {record['id']!r}: {key} is "
-                                 f"{type(record[key]).__name__}, not text")
+        check_record(record, f"prediction record {i} (id {str(record['id'])[:60]!r})")
         predictions.append(record["prediction"])
         references.append(record["reference"])
         langs.append(record_lang(record, lang))

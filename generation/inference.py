@@ -170,7 +170,8 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
     Raises:
         ValueError: the texts hold nothing to summarize, or the model reads a retrieved training
             exemplar (AdaDec, AttExp), which new text has none of, or ``target="article"`` of a
-            model trained on leads.
+            model trained on leads, or a model given by path whose weights are not the finite
+            weights of the model its config describes (:func:`load_checked`).
     """
     import torch
 
@@ -178,7 +179,7 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
     from wikisum.generation.decoding import generate
     from wikisum.models.base import make_batch
 
-    bundle = model if isinstance(model, Bundle) else load(model, _device(device))
+    bundle = model if isinstance(model, Bundle) else load_checked(model, _device(device))
     if target not in (None, "lead", "article"):
         raise ValueError(f"target {target!r}: choose from lead, article (or None: the model's)")
     if target == "article" and bundle.target != "article":
@@ -200,6 +201,141 @@ def summarize(model: str | Path | Bundle, texts: str | Sequence[str], title: str
         return bundle.tokenizer.decode(tokens)
     article = Article(title, tuple(decode_article(tokens, bundle.tokenizer)))
     return article.lead if target == "lead" else article
+
+
+def load_checked(path: str | Path, device: str = "cpu") -> Bundle:
+    """:func:`wikisum.generation.export.load` of ``path``, its weights checked: an export's
+    by :func:`check_export_weights` before the model is built, and every model's parameters
+    finite once loaded (a run's checkpoint holding NaN would decode garbage).
+
+    Raises:
+        ValueError: the weights fail a check; the message names the file and the tensor.
+    """
+    from wikisum.generation.export import PRETRAINED_RECORD, is_export
+
+    folder = Path(path)
+    if is_export(folder) and not (folder / PRETRAINED_RECORD).is_file():
+        check_export_weights(folder)
+    bundle = load(path, device)
+    check_finite_weights(bundle.model, str(bundle.path))
+    return bundle
+
+
+def check_export_weights(folder: str | Path) -> None:
+    """Refuse an export (``wikisum export``) whose ``model.safetensors`` is not the model its
+    ``config.json`` describes, or holds NaN or infinite weights, before any model is built.
+
+    The shapes come from the file's header and from the model built on the meta device from
+    config.json, so a config claiming a huge size takes no memory; tensors are then read one
+    at a time to check they are finite. Each refusal names the file and the tensor: a config
+    that does not build (a negative width, ...), a tensor missing, one the model has no place
+    for, one of another shape (another d_model, layer count or vocabulary size in config.json
+    than in the weights), an integer tensor where the model holds floats, a NaN or inf, a
+    special id (eos, ...) outside the vocabulary.
+
+    Raises:
+        ValueError: one line saying which of these, naming the file and the tensor.
+    """
+    import json
+
+    import torch
+    from safetensors import SafetensorError, safe_open
+
+    from wikisum import models
+    from wikisum.generation.export import CONFIG, EXPORT_FORMAT, WEIGHTS
+
+    folder = Path(folder)
+    config_path, weights_path = folder / CONFIG, folder / WEIGHTS
+    try:
+        info = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # loading says what is wrong with the config itself
+    if not isinstance(info, dict) or info.get("format") != EXPORT_FORMAT:
+        return
+    name, model_config = info.get("model"), info.get("model_config")
+    if not isinstance(name, str) or not isinstance(model_config, dict):
+        raise ValueError(f"{config_path}: no model name and model_config: export the run again")
+    try:
+        with torch.device("meta"):
+            skeleton = models.from_config(name, model_config)
+    except (ValueError, TypeError, RuntimeError, ArithmeticError, KeyError) as exc:
+        detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ValueError(f"{config_path}: model {name} cannot be built from its model_config "
+                         f"({detail}): the export is damaged; export the run again") from None
+    _check_special_ids(info.get("special_ids"), model_config.get("vocab_size"), config_path)
+    expected = skeleton.state_dict()
+    parameters = {key for key, _ in skeleton.named_parameters()}
+    try:
+        with safe_open(str(weights_path), framework="pt") as weights:
+            present = set(weights.keys())
+            _fits(present, set(expected), weights_path, config_path, name)
+            for key in sorted(present):
+                shape = tuple(weights.get_slice(key).get_shape())
+                want = expected[key]
+                if shape != tuple(want.shape):
+                    raise ValueError(
+                        f"{weights_path}: tensor {key} has shape {list(shape)} where "
+                        f"{config_path} makes it {list(want.shape)}: the config and the "
+                        "weights are of different models; export the run again")
+                if key not in parameters:
+                    continue
+                tensor = weights.get_tensor(key)
+                if want.is_floating_point() and not tensor.is_floating_point():
+                    raise ValueError(f"{weights_path}: tensor {key} is {tensor.dtype} where "
+                                     f"the model holds {want.dtype}: export the run again")
+                bad = int((~torch.isfinite(tensor)).sum()) if tensor.is_floating_point() else 0
+                if bad:
+                    raise ValueError(_non_finite(weights_path, key, bad, tensor.numel()))
+    except SafetensorError as exc:
+        raise ValueError(f"{weights_path} is not a readable safetensors file ({exc}): the "
+                         "export is damaged or cut short; export the run again") from None
+
+
+def _check_special_ids(special: object, vocab_size: object, config_path: Path) -> None:
+    """Refuse special ids (eos ends every summary) that are not ids of the vocabulary."""
+    if not isinstance(special, dict):
+        raise ValueError(f"{config_path}: special_ids is not a mapping: export the run again")
+    size = vocab_size if isinstance(vocab_size, int) and not isinstance(vocab_size, bool) \
+        else None
+    for key, value in special.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
+                size is not None and value >= size):
+            raise ValueError(f"{config_path}: special id {key} = {str(value)[:40]} is not an id "
+                             f"of the model's vocabulary (0 to {size - 1 if size else '?'}): the "
+                             "export is damaged; export the run again")
+
+
+def _fits(present: set[str], expected: set[str], weights_path: Path, config_path: Path,
+          name: str) -> None:
+    """Refuse weights lacking a tensor of the model, or holding one it has no place for."""
+    problems = []
+    for found, what in ((expected - present, f"lacking that {config_path.name}'s model has"),
+                        (present - expected, f"that {config_path.name}'s model has no place "
+                                             "for")):
+        if found:
+            shown = ", ".join(sorted(found)[:3]) + (f" and {len(found) - 3} more"
+                                                    if len(found) > 3 else "")
+            problems.append(f"{len(found)} tensor(s) {what}: {shown}")
+    if problems:
+        raise ValueError(f"{weights_path} does not fit model {name} of {config_path}: "
+                         f"{'; '.join(problems)}; export the run again")
+
+
+def check_finite_weights(model, where: str) -> None:
+    """Refuse a model any of whose parameters is NaN or infinite, naming the first such
+    tensor and how many of its values are bad."""
+    import torch
+
+    for key, weight in model.named_parameters():
+        if weight.is_floating_point():
+            bad = int((~torch.isfinite(weight.detach())).sum())
+            if bad:
+                raise ValueError(_non_finite(where, key, bad, weight.numel()))
+
+
+def _non_finite(where, key: str, bad: int, total: int) -> str:
+    return (f"{where}: weight {key} holds {bad:,} NaN or infinite value(s) of {total:,}: the "
+            "weights are damaged; refused (they would give garbage summaries)")
 
 
 def _device(device: str) -> str:

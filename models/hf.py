@@ -372,6 +372,65 @@ def check_tokenizer(tokenizer, folder: str) -> None:
             "eos_token in its tokenizer_config.json")
 
 
+def check_weight_shapes(folder: str, hf_config, kind: str) -> None:
+    """Refuse a folder whose safetensors files hold a tensor of another shape than the model
+    its config.json describes (another width, vocabulary size, ...), before the model is
+    built: the shapes are read from the files' headers and from a model built on the meta
+    device, so a config claiming a huge size takes no memory."""
+    from safetensors import SafetensorError, safe_open
+
+    with torch.device("meta"):
+        expected = {name: tuple(t.shape) for name, t in
+                    _auto_class(kind).from_config(hf_config).state_dict().items()}
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            with safe_open(str(path), framework="pt") as weights:
+                for name in weights.keys():  # noqa: SIM118 - safe_open has no __iter__
+                    shape = tuple(weights.get_slice(name).get_shape())
+                    if name in expected and shape != expected[name]:
+                        raise HFCheckpointError(
+                            f"{path}: tensor {name} has shape {list(shape)} where "
+                            f"{Path(folder) / 'config.json'} makes it {list(expected[name])}: "
+                            "the config and the weights are of different models")
+        except SafetensorError as exc:
+            raise HFCheckpointError(f"{path} is not a readable safetensors file ({exc}): "
+                                    "copy it again") from None
+
+
+def check_loading(folder: str, info: dict) -> None:
+    """Refuse what ``from_pretrained`` reports of loading ``folder``: weights the model has
+    and the files lack (transformers would start them at random), weights the files have and
+    the model lacks, weights of another shape. Each names a few of the tensors."""
+    problems = []
+    for key, what in (("missing_keys", "lacking from the weights (config.json describes a "
+                                       "bigger model)"),
+                      ("unexpected_keys", "in the weights but not in the model config.json "
+                                          "describes"),
+                      ("mismatched_keys", "of another shape than config.json makes them")):
+        found = sorted(str(item[0] if isinstance(item, tuple) else item)
+                       for item in info.get(key) or ())
+        if found:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3
+                                            else "")
+            problems.append(f"{len(found)} tensor(s) {what}: {shown}")
+    if problems:
+        raise HFCheckpointError(f"{folder}: the weights do not fit its config.json: "
+                                f"{'; '.join(problems)}")
+
+
+def check_finite(model: nn.Module, folder: str) -> None:
+    """Refuse a model any of whose weights is NaN or infinite (a damaged or tampered file:
+    it would decode garbage), naming the first such tensor and how many values are bad."""
+    for name, weight in model.named_parameters():
+        if weight.is_floating_point() and weight.device.type != "meta":
+            bad = int((~torch.isfinite(weight.detach())).sum())
+            if bad:
+                raise HFCheckpointError(
+                    f"{folder}: weight {name} holds {bad:,} NaN or infinite value(s) of "
+                    f"{weight.numel():,}: the weights are damaged; refused (they would give "
+                    "garbage summaries)")
+
+
 def needs_exemplars(name: str) -> bool:
     return False
 
@@ -381,8 +440,13 @@ def build(name: str, preset: str = "base", **overrides) -> HFSummarizer:
     ``vocab_size`` are the checkpoint's own and are ignored. Without ``init``, the config
     alone (what the training settings are checked against).
 
+    Its weights are the model its config.json describes, every one of them finite: a folder
+    whose weights and config disagree, or whose weights hold NaN or inf, is refused
+    (:func:`check_weight_shapes`, :func:`check_loading`, :func:`check_finite`).
+
     Raises:
-        HFCheckpointError: the folder is not a checkpoint, or its tokenizer lacks eos.
+        HFCheckpointError: the folder is not a checkpoint, its tokenizer lacks eos, or its
+            weights are not the finite weights of the model its config describes.
     """
     overrides.pop("vocab_size", None)
     config = HFConfig(**overrides)
@@ -391,7 +455,12 @@ def build(name: str, preset: str = "base", **overrides) -> HFSummarizer:
     hf_config, kind = read_checkpoint_config(config.init)
     tokenizer = load_tokenizer(config.init, f"--init {config.init}")
     check_tokenizer(tokenizer, config.init)
-    model = _auto_class(kind).from_pretrained(config.init, local_files_only=True)
+    check_weight_shapes(config.init, hf_config, kind)
+    model, info = _auto_class(kind).from_pretrained(
+        config.init, local_files_only=True, output_loading_info=True,
+        ignore_mismatched_sizes=True)  # a mismatch is named below, not half-reported
+    check_loading(config.init, info)
+    check_finite(model, config.init)
     model.float()
     config.kind, config.architecture = kind, type(model).__name__
     config.hf_config = json.loads(model.config.to_json_string(use_diff=False))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
+import reprlib
 import types
 import typing
 from collections.abc import Iterable
@@ -42,11 +44,20 @@ WARMUP_SHARE = 0.1
 # Where a run's log goes: log.jsonl always; TensorBoard and Weights & Biases when asked (extras).
 LOG_TARGETS = ("jsonl", "tensorboard", "wandb")
 LONG_TARGET_POLICIES = ("auto", "skip", "cut")
+# A config file is a page of settings: a larger one, or one nested deeper, is refused unread.
+MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_DEPTH = 16
+YAML_CORE_TAG = "tag:yaml.org,2002:"
+_SHOWN = reprlib.Repr()  # values in messages: long strings and big collections abbreviated
+_SHOWN.maxstring = _SHOWN.maxother = 80
 
 
 class ConfigError(ValueError):
     """A configuration that cannot be run: an unknown key, a value of the wrong type, a file
-    that does not parse. The message names the key, value or file."""
+    that does not parse. The message names the key, value or file; ``key`` is the setting
+    it concerns, where there is one."""
+
+    key: str | None = None
 
 
 @dataclass
@@ -181,41 +192,145 @@ def auto_preset(device_type: str) -> str:
 
 
 def parse_value(raw: str) -> Any:
-    """A key=value value as a JSON value, else a YAML scalar, else the string itself.
+    """A key=value value as a JSON value, else a YAML scalar or flow collection (``[a, b]``,
+    ``{a: 1}``), else the string itself. A collection stays a collection, so that a field
+    that wants text refuses it rather than taking its spelling as a name or path.
 
-    JSON first so that ``1e-3`` is a number (YAML 1.1 reads it as a string).
+    JSON first so that ``1e-3`` is a number (YAML 1.1 reads it as a string). No YAML tag
+    constructs anything (safe loading); a tagged value that safe loading refuses stays text.
     """
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         value = yaml.safe_load(raw)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return raw
-    return value if isinstance(value, str | int | float | bool) or value is None else raw
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    is_flow = raw.lstrip()[:1] in ("[", "{")
+    return value if is_flow and isinstance(value, list | dict) else raw
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """Safe YAML loading of a config file, stricter still: only the tags of YAML's own data
+    types (a tag safe loading has no constructor for, such as ``!!python/object``, is refused
+    before anything is built), no anchors or aliases (a few lines of aliases can stand for
+    billions of values), at most :data:`MAX_CONFIG_DEPTH` levels, no key given twice. A
+    refusal raises :class:`_Refused` with the line it is on."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise _Refused(event.start_mark, "anchors and aliases (&name, *name) are not "
+                           "accepted in a config file: write each value out")
+        self.depth += 1
+        if self.depth > MAX_CONFIG_DEPTH:
+            raise _Refused(event.start_mark, f"settings nested over {MAX_CONFIG_DEPTH} levels "
+                           "deep")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_object(self, node, deep=False):
+        if node.tag not in self.yaml_constructors:
+            tag = node.tag.replace(YAML_CORE_TAG, "!!", 1)
+            raise _Refused(node.start_mark, f"the tag {tag} is not accepted (a config file "
+                           "holds plain values; no tag builds an object)")
+        return super().construct_object(node, deep)
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict | set):
+                raise _Refused(key_node.start_mark, "a key must be a name, not a collection")
+            if key in seen:
+                raise _Refused(key_node.start_mark, f"the key {key!r} is given twice")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+class _Refused(Exception):
+    """What :class:`_ConfigLoader` refuses, and where."""
+
+    def __init__(self, mark, reason: str):
+        super().__init__(reason)
+        self.line = mark.line + 1 if mark is not None else None
+        self.reason = reason
+
+
+def _load_yaml(text: str, path: str) -> Any:
+    loader = _ConfigLoader(text)
+    try:
+        return loader.get_single_data()
+    except _Refused as exc:
+        raise ConfigError(f"config file {path} line {exc.line}: {exc.reason}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = " ".join(str(exc.problem or exc.context or "").split())
+        raise ConfigError(f"config file {path}{where} does not parse as YAML: {problem}"
+                          ) from None
+    finally:
+        loader.dispose()
+
+
+def _load_json(text: str, path: str) -> Any:
+    def unique(pairs):
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            seen: set[str] = set()
+            twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+            raise ConfigError(f"config file {path}: the key {twice!r} is given twice")
+        return found
+
+    return json.loads(text, object_pairs_hook=unique)
 
 
 def read_config_file(path: str) -> dict[str, Any]:
     """A mapping from a .yaml/.yml, .toml or .json file, flattened: ``model: {dropout: 0.1}``
     becomes ``{"model.dropout": 0.1}``, ``train: {lr: 1e-3}`` becomes ``{"train.lr": 1e-3}``;
-    ``model: t-dmca`` stays the model name."""
-    parsers = {".yaml": yaml.safe_load, ".yml": yaml.safe_load, ".json": json.loads,
-               ".toml": lambda text: _toml().loads(text)}
+    ``model: t-dmca`` stays the model name.
+
+    Refused in one line naming the file (and the line, for YAML): a file over
+    :data:`MAX_CONFIG_BYTES` or not UTF-8, one nested deeper than :data:`MAX_CONFIG_DEPTH`, a
+    key given twice (also as ``lr`` and ``train: {lr}``), and in YAML a tag that would build
+    an object (``!!python/object``, ...), anchors and aliases (:class:`_ConfigLoader`)."""
+    parsers = {".yaml": _load_yaml, ".yml": _load_yaml, ".json": _load_json,
+               ".toml": lambda text, _: _toml().loads(text)}
     suffix = Path(path).suffix.lower()
     if suffix not in parsers:
         raise ConfigError(f"config file {path}: unknown format {suffix!r}; use .yaml, .yml, "
                           ".toml or .json")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is over {MAX_CONFIG_BYTES:,} bytes: a config "
+                          "file holds a page of settings; refused unread")
     try:
-        values = parsers[suffix](text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {data[exc.start]:#04x} "
+                          f"at offset {exc.start})") from None
+    try:
+        values = parsers[suffix](text, path)
     except ConfigError:
         raise
-    except (yaml.YAMLError, ValueError) as exc:  # JSONDecodeError, TOMLDecodeError: ValueErrors
-        raise ConfigError(f"config file {path} does not parse: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"config file {path} nests its values too deep") from None
+    except ValueError as exc:  # JSONDecodeError, TOMLDecodeError: ValueErrors
+        raise ConfigError(f"config file {path} does not parse: "
+                          f"{' '.join(str(exc).split())}") from None
     if values is None:
         return {}
     if not isinstance(values, dict):
@@ -224,10 +339,23 @@ def read_config_file(path: str) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in values.items():
         if key in ("model", "train") and isinstance(value, dict):
-            flat.update({f"{key}.{k}": v for k, v in value.items()})
+            for name, item in value.items():
+                _put(flat, f"{key}.{name}", item, path)
         else:
-            flat[str(key)] = value
+            _put(flat, str(key), value, path)
+    for key in flat:
+        scope, _, name = key.partition(".")
+        if scope in ("model", "train") and name in flat:
+            raise ConfigError(f"config file {path}: the setting {key!r} is given twice (also "
+                              f"as {name!r})")
     return flat
+
+
+def _put(flat: dict[str, Any], key: str, value: Any, path: str) -> None:
+    """Set ``flat[key]``, refusing a setting the file gives twice."""
+    if key in flat:
+        raise ConfigError(f"config file {path}: the setting {key!r} is given twice")
+    flat[key] = value
 
 
 def _toml():
@@ -259,7 +387,7 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
         for arg in (a for a in args if a is not type(None)):
             with contextlib.suppress(ConfigError):
                 return coerce(key, value, arg)
-        raise ConfigError(f"{key}={value!r}: expected {_type_name(hint)}")
+        raise ConfigError(f"{key}={_shown(value)}: expected {_type_name(hint)}")
     target = origin or hint
     ok = False
     if target is bool:
@@ -270,7 +398,13 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif target is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        value = float(value) if ok else value
+        if ok:
+            try:
+                value = float(value)
+            except OverflowError:
+                raise ConfigError(f"{key}={_shown(value)}: out of range") from None
+            if not math.isfinite(value):
+                raise ConfigError(f"{key}={value!r}: expected a finite number")
     elif target is str:
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
@@ -280,7 +414,7 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
         if ok and args:
             items = args if target is tuple and Ellipsis not in args else [args[0]] * len(value)
             if len(items) != len(value):
-                raise ConfigError(f"{key}={value!r}: expected {len(items)} values")
+                raise ConfigError(f"{key}={_shown(value)}: expected {len(items)} values")
             value = target(coerce(key, v, a) for v, a in zip(value, items, strict=True))
         elif ok:
             value = target(value)
@@ -289,8 +423,13 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
     else:
         return value
     if not ok:
-        raise ConfigError(f"{key}={value!r}: expected {_type_name(hint)}")
+        raise ConfigError(f"{key}={_shown(value)}: expected {_type_name(hint)}")
     return value
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message: its repr, long strings and big collections abbreviated."""
+    return _SHOWN.repr(value)
 
 
 def field_types(config_class: type) -> dict[str, Any]:
@@ -318,28 +457,38 @@ def split_settings(settings: dict[str, Any], model_fields: dict[str, Any]
     train: dict[str, Any] = {}
     model: dict[str, Any] = {}
     for key, value in settings.items():
-        scope, _, name = key.rpartition(".")
-        if scope == "model":
-            if name not in model_fields:
-                raise ConfigError(_unknown(key, name, model_fields, "model config"))
-            model[name] = coerce(key, value, model_fields[name])
-        elif scope == "train":
-            if name not in TRAIN_FIELDS:
-                raise ConfigError(_unknown(key, name, TRAIN_FIELDS, "TrainConfig"))
-            train[name] = coerce(key, value, TRAIN_FIELDS[name])
-        elif scope:
-            raise ConfigError(f"{key}: only model.<field> and train.<field> are qualified names")
-        elif name in TRAIN_FIELDS and name in model_fields:
-            raise ConfigError(f"{key} is both a TrainConfig and a model config field: write "
-                              f"train.{key} or model.{key}")
-        elif name in TRAIN_FIELDS:
-            train[name] = coerce(key, value, TRAIN_FIELDS[name])
-        elif name in model_fields:
-            model[name] = coerce(key, value, model_fields[name])
-        else:
-            raise ConfigError(_unknown(key, name, {**TRAIN_FIELDS, **model_fields},
-                                       "TrainConfig or the model config"))
+        try:
+            _route(key, value, model_fields, train, model)
+        except ConfigError as exc:
+            exc.key = exc.key or key
+            raise
     return train, model
+
+
+def _route(key: str, value: Any, model_fields: dict[str, Any], train: dict[str, Any],
+           model: dict[str, Any]) -> None:
+    """The one setting ``key`` typed into ``train`` or ``model`` (:func:`split_settings`)."""
+    scope, _, name = key.rpartition(".")
+    if scope == "model":
+        if name not in model_fields:
+            raise ConfigError(_unknown(key, name, model_fields, "model config"))
+        model[name] = coerce(key, value, model_fields[name])
+    elif scope == "train":
+        if name not in TRAIN_FIELDS:
+            raise ConfigError(_unknown(key, name, TRAIN_FIELDS, "TrainConfig"))
+        train[name] = coerce(key, value, TRAIN_FIELDS[name])
+    elif scope:
+        raise ConfigError(f"{key}: only model.<field> and train.<field> are qualified names")
+    elif name in TRAIN_FIELDS and name in model_fields:
+        raise ConfigError(f"{key} is both a TrainConfig and a model config field: write "
+                          f"train.{key} or model.{key}")
+    elif name in TRAIN_FIELDS:
+        train[name] = coerce(key, value, TRAIN_FIELDS[name])
+    elif name in model_fields:
+        model[name] = coerce(key, value, model_fields[name])
+    else:
+        raise ConfigError(_unknown(key, name, {**TRAIN_FIELDS, **model_fields},
+                                   "TrainConfig or the model config"))
 
 
 def _unknown(key: str, name: str, known: Iterable[str], where: str) -> str:
@@ -409,6 +558,7 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
     word-frequency estimator. ``tensorboard=true`` (older runs' setting) means
     ``log_to=jsonl,tensorboard``."""
     settings: dict[str, Any] = read_config_file(file) if file else {}
+    from_file = set(settings)  # less those given again below: whose errors name the file
     settings.update({k: v for k, v in (options or {}).items() if v is not None})
     settings.update({k: v for k, v in (("model", model), ("data", data), ("out", out))
                      if v is not None})
@@ -417,6 +567,9 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
         if not eq or not key:
             raise ConfigError(f"{item!r} is not a key=value setting")
         settings[key.strip()] = parse_value(raw.strip())
+        from_file.discard(key.strip())
+    from_file -= {k for k, v in (options or {}).items() if v is not None}
+    from_file -= {k for k, v in (("model", model), ("data", data), ("out", out)) if v is not None}
     _tensorboard_alias(settings)
     missing = None
     run = settings.get("out", settings.get("train.out"))
@@ -436,7 +589,12 @@ def make_config(model: str | None = None, data: str | None = None, out: str | No
                           "or auto")
     # Every preset of a model has the same fields: auto probes the base one.
     model_config = probe_config(name, "base" if preset == "auto" else preset, factory)
-    train, model_values = split_settings(settings, model_field_types(model_config))
+    try:
+        train, model_values = split_settings(settings, model_field_types(model_config))
+    except ConfigError as exc:
+        if exc.key in from_file:
+            raise ConfigError(f"config file {file}: {exc}") from None
+        raise
     if wfe:
         if not hasattr(model_config, "wfe"):
             raise ConfigError(f"model {name!r} has no word-frequency estimator (no wfe field)")

@@ -5,9 +5,12 @@ found and a fresh model built for it.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from wikisum import models
 from wikisum.core import files
@@ -62,7 +65,53 @@ def build_model(config: TrainConfig, dataset: Dataset, factory=models):
     values.update({name: dataset.special_ids[key] for name, key in SPECIAL_ID_FIELDS.items()
                    if name in known and key in dataset.special_ids})
     values.update(config.model_overrides)
-    return factory.build(config.model, config.preset, **values)
+    if not config.model_overrides:
+        return factory.build(config.model, config.preset, **values)
+    parameters = None
+    with contextlib.suppress(Exception), torch.device("meta"):
+        # counted before any memory is taken; a family that cannot build on the meta device
+        # (or settings that cannot build at all, said below) is not counted
+        parameters = sum(p.numel() for p in
+                         factory.build(config.model, config.preset, **values).parameters())
+    if parameters is not None:
+        _check_size(config, parameters)
+    try:
+        return factory.build(config.model, config.preset, **values)
+    except (RuntimeError, TypeError, ArithmeticError, ValueError) as exc:
+        if isinstance(exc, ValueError) and type(exc) is not ValueError:
+            raise  # a family's own error (a checkpoint folder's, ...) says what it is
+        detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ConfigError(f"model {config.model} (preset {config.preset}) cannot be built with "
+                          f"the settings {_given(config.model_overrides)}: {detail}") from None
+
+
+def _given(overrides: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}"[:80] for k, v in overrides.items())
+
+
+def _check_size(config: TrainConfig, parameters: int) -> None:
+    """Refuse a model whose weights, gradients and Adam's two moments (16 bytes a parameter)
+    need more than the memory this machine has free: a model config set to absurd sizes is
+    refused in one line before it is built, not killed by the kernel part-way."""
+    need = 16 * parameters
+    have = _free_memory()
+    if have is not None and need > have:
+        raise ConfigError(f"model {config.model} with the settings "
+                          f"{_given(config.model_overrides)} has {parameters:,} parameters, "
+                          f"about {need / 2**30:.1f} GiB to train with Adam, more than the "
+                          f"{have / 2**30:.1f} GiB of memory free: choose smaller sizes")
+
+
+def _free_memory() -> int | None:
+    """MemAvailable of this machine in bytes (None where /proc/meminfo does not say)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def exemplars_needed(factory, name: str) -> bool:

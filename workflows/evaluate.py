@@ -88,11 +88,16 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def read_predictions(path: str) -> list[dict]:
-    """The records of a predictions file; a bad line is an error naming ``path:line``."""
+def read_predictions(path: str, *, unique: bool = False) -> list[dict]:
+    """The records of a predictions file; a bad line is an error naming ``path:line``, and
+    with ``unique`` an id that repeats is an error naming the records."""
+    from wikisum.generation.predictions import check_unique_ids
     from wikisum.generation.predictions import read_predictions as read
 
-    return read(path)
+    records = read(path)
+    if unique:
+        check_unique_ids(records, path)
+    return records
 
 
 def default_out(preds: str) -> str:
@@ -122,11 +127,12 @@ def evaluate(preds: str, out: str | None = None, *, bootstrap: int = DEFAULT_RES
     """The metrics of ``preds`` with ``bootstrap`` resamples for their intervals (0: none),
     ROUGE in ``lang`` (default: each record's), written to ``out`` (default:
     :func:`default_out`). ``metrics["warnings"]`` says when too few examples were scored for
-    reliable intervals and what ROUGE could not score as it should."""
+    reliable intervals and what ROUGE could not score as it should. An id that repeats in
+    ``preds`` is an error: each example is scored once."""
     from wikisum.generation import evaluation
 
-    metrics = evaluation.score_predictions(read_predictions(preds), bootstrap=bootstrap,
-                                           seed=seed, lang=lang)
+    records = read_predictions(preds, unique=True)
+    metrics = evaluation.score_predictions(records, bootstrap=bootstrap, seed=seed, lang=lang)
     metrics["predictions"] = str(preds)
     metrics["warnings"] = _warnings(metrics["examples"], metrics["rouge_warnings"])
     target = Path(out or default_out(preds))
