@@ -226,7 +226,8 @@ def _shingle_hashes(paragraphs: list[list[str]], k: int) -> tuple[np.ndarray, np
 
 def _minhash(shingles: np.ndarray, starts: np.ndarray, num_perm: int) -> np.ndarray:
     """One signature row per paragraph (`starts`: where its shingles begin), in chunks of about
-    `_CHUNK_SHINGLES` shingles to bound the (shingles x num_perm) matrix."""
+    `_CHUNK_SHINGLES` shingles to bound the (shingles x num_perm) matrix; a paragraph of more
+    shingles is a run of chunks of its own (the minimum of their minima)."""
     a, b = _permutations(num_perm)
     signatures = np.empty((len(starts), num_perm), dtype=np.uint64)
     bounds = np.append(starts, len(shingles))
@@ -235,8 +236,16 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, num_perm: int) -> np.ndar
         last = int(np.searchsorted(bounds, bounds[first] + _CHUNK_SHINGLES, side="right")) - 1
         last = min(max(last, first + 1), len(starts))
         lo, hi = bounds[first], bounds[last]
-        signatures[first:last] = np.minimum.reduceat(
-            shingles[lo:hi, None] * a + b, starts[first:last] - lo, axis=0)
+        if hi - lo > _CHUNK_SHINGLES:  # one paragraph of more shingles: its own chunks
+            signature = np.full(num_perm, np.iinfo(np.uint64).max, dtype=np.uint64)
+            for start in range(lo, hi, _CHUNK_SHINGLES):
+                stop = min(start + _CHUNK_SHINGLES, hi)
+                np.minimum(signature, (shingles[start:stop, None] * a + b).min(axis=0),
+                           out=signature)
+            signatures[first] = signature
+        else:
+            signatures[first:last] = np.minimum.reduceat(
+                shingles[lo:hi, None] * a + b, starts[first:last] - lo, axis=0)
         first = last
     return signatures
 
