@@ -16,7 +16,13 @@ since nothing is fetched.
 
 Every string a caller puts into ``body`` goes through :func:`escape`; data goes through
 :func:`json_block` (which :func:`page` calls), so ``</script>`` in a text cannot close the
-block.
+block. Any text is accepted: markup (``</script>``, ``<!--``, ``]]>``) stays text, a lone
+surrogate (which JSON allows and UTF-8 cannot hold) travels as its JSON escape in the data and
+as U+FFFD in the markup, and a name or path laid out inline inside the English interface is
+isolated (:func:`isolate`, ``<bdi>``) so that a right-to-left override in it reorders nothing
+around it. A text longer than :data:`SHOWN_CHARS` is laid out cut, with the count of the
+characters left out said beside it (:func:`shown`; the pages' scripts show the rest on
+demand): a browser lays out a text of megabytes in seconds per block.
 
 A page carries the language of its content: ``<html lang=... dir=...>`` with the direction
 of :func:`text_direction` (right to left for Arabic, Hebrew, Persian, Urdu, ...). Its English
@@ -211,17 +217,100 @@ def body_tag(lang: str | None, sample_text: str | None = None) -> str:
 DATA_ID = "page-data"  # the id of the JSON data block; read it with JSON.parse(el.textContent)
 
 
+# A code point of the surrogate range in a Python string: a lone surrogate (a pair read from
+# JSON is one code point), which UTF-8 cannot encode.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters that change the direction of the text after them: the right-to-left letters
+# (bidirectional classes R, AL), Arabic digits (AN) and the embedding, override and isolate
+# controls.
+_BIDI_CLASSES = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI",
+                           "FSI", "PDI"})
+FSI, PDI = "\u2068", "\u2069"  # first-strong isolate and its end
+
+
+def text_of(value: object) -> str:
+    """``value`` as text that UTF-8 can encode: each lone surrogate replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", str(value))
+
+
 def escape(text: object) -> str:
-    """``text`` as HTML text or a quoted attribute value: & < > " ' escaped."""
-    return html.escape(str(text), quote=True)
+    """``text`` as HTML text or a quoted attribute value: & < > " ' escaped, a lone surrogate
+    written as U+FFFD."""
+    return html.escape(text_of(text), quote=True)
+
+
+def needs_isolation(text: str) -> bool:
+    """Whether ``text`` holds a right-to-left letter or a bidirectional control, so that laid
+    out inline it could reorder the text around it."""
+    return any(unicodedata.bidirectional(ch) in _BIDI_CLASSES for ch in text)
+
+
+def isolate(text: object) -> str:
+    """``text`` (:func:`text_of`) between FSI and PDI where it could reorder the text around it
+    (:func:`needs_isolation`), else as it is: for plain-text places that have no ``<bdi>``, a
+    page's ``<title>`` or a Markdown line. An override left open inside it ends at the PDI."""
+    value = text_of(text)
+    return f"{FSI}{value}{PDI}" if needs_isolation(value) else value
+
+
+SHOWN_CHARS = 20_000  # the characters of one text a page lays out before "show all"
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> tuple[str, int]:
+    """The first ``limit`` characters (code points) of ``text`` and how many are left out (0
+    where it is whole)."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def cut_note(left_out: int) -> str:
+    """What a page says after a text it cut (:func:`shown`)."""
+    return f"\u2026 {left_out:,} more characters not shown"
+
+
+# The pages' scripts put a text into an element with ``fillText(node, text)``: as text
+# (``textContent``), at most SHOWN_CHARS characters of it at first, then a button (in the
+# English interface) that says how many more there are and shows them when pressed. A cut never
+# splits a surrogate pair.
+FILL_TEXT_JS = """\
+  function fillText(node, text) {
+    var LIMIT = @LIMIT@;
+    text = String(text);
+    if (text.length <= LIMIT) { node.textContent = text; return node; }
+    var cut = LIMIT, code = text.charCodeAt(cut - 1);
+    if (code >= 0xD800 && code <= 0xDBFF) { cut -= 1; }
+    var left = Array.from(text.slice(cut)).length;
+    node.textContent = text.slice(0, cut);
+    var more = document.createElement("button");
+    more.type = "button";
+    more.className = "show-all";
+    more.lang = "en";
+    more.dir = "ltr";
+    more.textContent = "\\u2026 " + left.toLocaleString("en") + " more characters: show all";
+    more.addEventListener("click", function (ev) {
+      ev.stopPropagation();
+      node.textContent = text;
+    });
+    node.appendChild(document.createTextNode(" "));
+    node.appendChild(more);
+    return node;
+  }
+""".replace("@LIMIT@", str(SHOWN_CHARS))
+
+
+def _json_escape_surrogate(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def json_block(data: object, element_id: str = DATA_ID) -> str:
     """``data`` as a JSON block that a browser does not execute and whose text cannot end it:
-    every ``<``, ``>`` and ``&`` written as a JSON escape."""
+    every ``<``, ``>`` and ``&`` written as a JSON escape, and each lone surrogate too (the
+    page reads back the very string; UTF-8 cannot hold it raw)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    text = _LONE_SURROGATE.sub(_json_escape_surrogate, text)
     return f'<script type="application/json" id="{escape(element_id)}">{text}</script>'
 
 

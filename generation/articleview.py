@@ -9,7 +9,9 @@ bold at the top of its cell. A record of a lead (no ``prediction_sections``) is 
 the two leads, without structure scores.
 
 Cells are the texts as written, with ``\\``, ``|`` and line breaks escaped so that nothing in a
-text ends a cell or a row; other Markdown in a text (``*``, ``<``) is left to the renderer.
+text ends a cell or a row, and ``&``, ``<`` and ``>`` written as HTML entities (in cells and in
+titles), so that no tag, comment or script in a text reaches the renderer; a lone surrogate is
+written as U+FFFD. Other Markdown in a text (``*``) is left to the renderer.
 
 A record in a language other than English (its ``lang``,
 :func:`~wikisum.generation.evaluation.record_lang`; else its texts written mostly right to
@@ -50,10 +52,18 @@ def section_rows(predicted: Sequence[ArticleSection],
     return rows
 
 
+def escape_markup(text: str) -> str:
+    """``text`` with ``&``, ``<`` and ``>`` as HTML entities and each lone surrogate as U+FFFD:
+    text, never markup, in any Markdown renderer."""
+    text = htmlpage.text_of(text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def escape_cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell: backslashes and ``|`` escaped, each line
-    break (``\\n``, ``\\r\\n``, ``\\r``) a ``<br>``."""
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    """``text`` safe inside a Markdown table cell: backslashes and ``|`` escaped, markup as
+    entities (:func:`escape_markup`), each line break (``\\n``, ``\\r\\n``, ``\\r``) a
+    ``<br>``."""
+    text = escape_markup(text).replace("\\", "\\\\").replace("|", "\\|")
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 
@@ -108,7 +118,7 @@ def record_markdown(record: Mapping) -> str:
     structure line."""
     predicted = _sections(record, "prediction_sections", "prediction")
     reference = _sections(record, "reference_sections", "reference")
-    title = " ".join(str(record.get("title") or record.get("id", "")).split())
+    title = escape_markup(" ".join(str(record.get("title") or record.get("id", "")).split()))
     attrs = content_attrs(record)
     if attrs and title:
         title = f"<span {attrs}>{title}</span>"

@@ -17,7 +17,9 @@ most examples are in.
 
 Outputs, references and titles are untrusted text: they travel in the page's JSON block and
 reach the DOM through ``textContent`` only, under the Content-Security-Policy of
-:func:`wikisum.core.htmlpage.page` (no script but the page's own, no request anywhere).
+:func:`wikisum.core.htmlpage.page` (no script but the page's own, no request anywhere); a text
+longer than :data:`wikisum.core.htmlpage.SHOWN_CHARS` is shown cut, with a button that says
+how much more there is and shows it.
 """
 
 from __future__ import annotations
@@ -251,10 +253,11 @@ li.example { margin: 14px 0 22px; }
 .scores { font-size: 12px; color: #444; font-variant-numeric: tabular-nums; margin-bottom: 4px; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
 .empty { color: #888; font-style: italic; }
+.show-all { font: 12px system-ui, sans-serif; margin: 0 4px; cursor: pointer; }
 @media (max-width: 700px) { .pair { grid-template-columns: minmax(0, 1fr); } }
 """
 
-SCRIPT = """\
+_SCRIPT = """\
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("page-data").textContent);
@@ -265,6 +268,7 @@ SCRIPT = """\
     if (text !== undefined) e.textContent = text;
     return e;
   }
+@FILL_TEXT@
   function pct(x) { return (100 * x).toFixed(1); }
   function signed(x) { return (x >= 0 ? "+" : "") + (100 * x).toFixed(1); }
 
@@ -277,7 +281,7 @@ SCRIPT = """\
   }
   // A name, path or id: laid out in its own direction, without moving what is around it.
   function isolated(text) {
-    const e = el("bdi", "", text);
+    const e = fillText(el("bdi", ""), text);
     e.dir = "auto";
     return e;
   }
@@ -310,10 +314,8 @@ SCRIPT = """\
   const warnings = document.getElementById("warnings");
   for (const w of data.warnings) warnings.appendChild(el("li", "", "warning: " + w));
 
-  const labels = {};
   const sortKey = document.getElementById("sort-key");
   for (const s of data.scores) {
-    labels[s.key] = s.label;
     const option = el("option", "", s.label + " difference, B - A");
     option.value = "diff:" + s.key;
     sortKey.appendChild(option);
@@ -330,12 +332,12 @@ SCRIPT = """\
   function content(box, part, item) {
     if (part.sections) {
       for (const s of part.sections) {
-        if (s.title) box.appendChild(inLanguage(el("h5", "", s.title), item));
-        if (s.text) box.appendChild(inLanguage(el("p", "text", s.text), item));
+        if (s.title) box.appendChild(inLanguage(fillText(el("h5", ""), s.title), item));
+        if (s.text) box.appendChild(inLanguage(fillText(el("p", "text"), s.text), item));
       }
       if (!part.sections.length) box.appendChild(el("p", "text empty", "(no sections)"));
     } else if (part.text) {
-      box.appendChild(inLanguage(el("p", "text", part.text), item));
+      box.appendChild(inLanguage(fillText(el("p", "text"), part.text), item));
     } else {
       box.appendChild(el("p", "text empty", "(empty)"));
     }
@@ -356,7 +358,7 @@ SCRIPT = """\
     const li = el("li", "example");
     li.dataset.id = item.id;
     const head = el("div", "example-head");
-    head.appendChild(item.title ? inLanguage(el("h3", "title", item.title), item)
+    head.appendChild(item.title ? inLanguage(fillText(el("h3", "title"), item.title), item)
                      : el("h3", "title", "(no title)"));
     const id = el("span", "example-id", "id ");
     id.appendChild(isolated(item.id));
@@ -423,10 +425,15 @@ SCRIPT = """\
 """
 
 
+SCRIPT = _SCRIPT.replace("@FILL_TEXT@\n", htmlpage.FILL_TEXT_JS)
+
+
 def render(data: Mapping) -> str:
-    """The whole page of :func:`page_data`'s dict."""
+    """The whole page of :func:`page_data`'s dict. Its ``<title>`` names the two files, each
+    isolated (:func:`wikisum.core.htmlpage.isolate`) so that neither reorders the other."""
     names = data["names"]
-    title = f"{Path(names['b']).name} against {Path(names['a']).name}"
+    title = (f"{htmlpage.isolate(Path(names['b']).name)} against "
+             f"{htmlpage.isolate(Path(names['a']).name)}")
     return htmlpage.page(title, BODY, script=SCRIPT, css=CSS, data=data,
                          lang=data.get("lang") or "en")
 

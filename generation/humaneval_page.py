@@ -2,10 +2,13 @@
 
 The page is one file built by :func:`wikisum.core.htmlpage.page`: the items are in its JSON
 block and the script below puts every text into the page with ``textContent`` only, so that a
-model output or a web paragraph holding markup is shown as text. The script keeps the answers
-in ``localStorage`` under the page's own key on every change (a closed tab resumes where it
-was) and exports them as the answers file of ``docs/human-evaluation.md`` through a download
-(a ``Blob``, an object URL and ``<a download>``: nothing leaves the machine).
+model output or a web paragraph holding markup is shown as text; a text longer than
+:data:`wikisum.core.htmlpage.SHOWN_CHARS` is shown cut, with a button that says how much more
+there is and shows it. The script keeps the answers in ``localStorage`` under the page's own
+key on every change (a closed tab resumes where it was) and exports them as the answers file of
+``docs/human-evaluation.md`` through a download (a ``Blob``, an object URL and ``<a
+download>``: nothing leaves the machine). Answers are kept by item id in objects without a
+prototype, so that any string is an id (``__proto__`` and ``constructor`` too).
 
 The data block (:func:`wikisum.generation.humaneval.page_data`)::
 
@@ -147,17 +150,21 @@ details.context .text { padding: 0 12px 8px; max-height: 14em; overflow: auto; }
 .keys h2 { font-size: 13px; margin: 0; }
 .keys ul { margin: 2px 0; padding-left: 18px; }
 .keys p { margin: 2px 0; }
+.show-all { font-size: 12px; padding: 0 8px; margin: 0 4px; }
 kbd { border: 1px solid var(--line); border-radius: 3px; padding: 0 4px; background: #fff;
   font-size: 12px; }
 """
 
-SCRIPT = """\
+_SCRIPT = """\
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("page-data").textContent);
   var items = data.items, questions = data.questions, total = items.length;
   var PREFS = {a: "A", b: "B", n: "none"};
-  var state = {annotator: "", position: 0, focus: 0, quality: {}, preference: {}};
+  // Answers by item id in objects without a prototype: an id such as "__proto__" or
+  // "constructor" is a key like any other.
+  function table() { return Object.create(null); }
+  var state = {annotator: "", position: 0, focus: 0, quality: table(), preference: table()};
   var kept = true;
   var NOT_KEPT = "This browser does not keep the answers (storage is off): export them "
     + "before closing the page.";
@@ -170,7 +177,9 @@ SCRIPT = """\
   }
   function byId(id) { return document.getElementById(id); }
   function has(object, key) { return Object.prototype.hasOwnProperty.call(object, key); }
-
+  // A text of the data as text, cut to its first characters with a "show all" button where
+  // it is long.
+@FILL_TEXT@
   // -- answers kept in localStorage under this page's key ------------------------------------
   function isScore(v) { return v === 1 || v === 2 || v === 3 || v === 4 || v === 5; }
   function restore() {
@@ -184,7 +193,7 @@ SCRIPT = """\
     }
     items.forEach(function (item) {
       if (item.type === "quality" && saved.quality && has(saved.quality, item.id)) {
-        var given = saved.quality[item.id], answer = {};
+        var given = saved.quality[item.id], answer = table();
         questions.forEach(function (q) {
           if (given && isScore(given[q.key])) { answer[q.key] = given[q.key]; }
         });
@@ -207,10 +216,14 @@ SCRIPT = """\
   // -- what is answered ----------------------------------------------------------------------
   function answered(item) {
     if (item.type === "preference") { return has(state.preference, item.id); }
-    var answer = state.quality[item.id];
+    var answer = has(state.quality, item.id) ? state.quality[item.id] : null;
     return !!answer && questions.every(function (q) { return has(answer, q.key); });
   }
   function doneCount() { return items.filter(answered).length; }
+  // A quality item's ratings so far (a new, empty table where it has none).
+  function answerOf(item) {
+    return has(state.quality, item.id) ? state.quality[item.id] : table();
+  }
   function named() { return state.annotator.trim() !== ""; }
 
   var noticeTimer = null;
@@ -232,11 +245,11 @@ SCRIPT = """\
     var box = inLanguage(el("div", "text"), example);
     if (output.sections) {
       output.sections.forEach(function (section) {
-        if (section.title) { box.appendChild(el("h3", null, section.title)); }
-        if (section.text) { box.appendChild(el("p", null, section.text)); }
+        if (section.title) { box.appendChild(fillText(el("h3"), section.title)); }
+        if (section.text) { box.appendChild(fillText(el("p"), section.text)); }
       });
     } else {
-      box.appendChild(el("p", null, output.text));
+      box.appendChild(fillText(el("p"), output.text));
     }
     parent.appendChild(box);
     return box;
@@ -253,7 +266,7 @@ SCRIPT = """\
       var inp = el("details", "context");
       inp.appendChild(el("summary", null, "Top input paragraphs (for context)"));
       var box = inLanguage(el("div", "text"), example), list = el("ol");
-      example.input.forEach(function (p) { list.appendChild(el("li", null, p)); });
+      example.input.forEach(function (p) { list.appendChild(fillText(el("li"), p)); });
       box.appendChild(list);
       inp.appendChild(box);
       parent.appendChild(inp);
@@ -268,7 +281,7 @@ SCRIPT = """\
   }
   function drawQuality(main, item, example) {
     drawOutput(main, "Summary", item.output, example);
-    var answer = state.quality[item.id] || {};
+    var answer = answerOf(item);
     var list = el("div", "questions");
     questions.forEach(function (q, qi) {
       var row = el("div", "question" + (qi === state.focus ? " focused" : ""));
@@ -325,7 +338,7 @@ SCRIPT = """\
       ? " \u00b7 Linguistic quality: read the summary on its own and answer the five questions"
       : " \u00b7 Preference: which of the two summaries is better?"));
     main.appendChild(kind);
-    main.appendChild(inLanguage(el("h1", "title", example.title), example));
+    main.appendChild(inLanguage(fillText(el("h1", "title"), example.title), example));
     drawContext(main, example);
     if (item.type === "quality") { drawQuality(main, item, example); }
     else { drawPreference(main, item, example); }
@@ -349,7 +362,7 @@ SCRIPT = """\
   function rate(qi, value) {
     var item = items[state.position];
     if (item.type !== "quality" || needName()) { return; }
-    var answer = state.quality[item.id] || {};
+    var answer = answerOf(item);
     answer[questions[qi].key] = value;
     state.quality[item.id] = answer;
     state.focus = Math.min(qi + 1, questions.length - 1);
@@ -372,7 +385,7 @@ SCRIPT = """\
     window.scrollTo(0, 0);
   }
   function firstOpenQuestion(item) {
-    var answer = state.quality[item.id] || {};
+    var answer = answerOf(item);
     for (var i = 0; i < questions.length; i++) {
       if (!has(answer, questions[i].key)) { return i; }
     }
@@ -390,10 +403,10 @@ SCRIPT = """\
   function answersFile() {
     var out = {format: "wikisum-human-eval-answers", version: 1, page_id: data.page_id,
                annotator: state.annotator.trim(), exported: new Date().toISOString(),
-               quality: {}, preference: {}};
+               quality: table(), preference: table()};
     items.forEach(function (item) {
-      if (item.type === "quality" && state.quality[item.id]) {
-        var answer = {};
+      if (item.type === "quality" && has(state.quality, item.id)) {
+        var answer = table();
         questions.forEach(function (q) {
           if (has(state.quality[item.id], q.key)) { answer[q.key] = state.quality[item.id][q.key]; }
         });
@@ -450,3 +463,5 @@ SCRIPT = """\
   document.documentElement.dataset.ready = "true";
 })();
 """
+
+SCRIPT = _SCRIPT.replace("@FILL_TEXT@\n", htmlpage.FILL_TEXT_JS)

@@ -5,13 +5,22 @@ of two builds (:func:`wikisum.pipeline.report_compare.compare`) -> compare.md an
 Pure functions of the metrics dict written by :mod:`wikisum.pipeline.report`; nothing here
 reads data. The section texts and the per-article view are here, the tables in
 :mod:`.report_tables`, the plots in :mod:`.report_plots`.
+
+Every text that comes from the data (titles, leads, paragraphs, addresses, the dataset's path,
+the names of splits, corpora and extractors) is shown as text: escaped in report.html, whose
+Content-Security-Policy allows no script at all and no request (its style and its embedded
+plots only), and written as Markdown text in report.md (:func:`.report_tables.md_text`). A
+path laid out inline is isolated (``<bdi>``; FSI..PDI in Markdown), so that a right-to-left
+override in it reorders nothing around it, and a text of the per-article view longer than
+:data:`wikisum.core.htmlpage.SHOWN_CHARS` is shown cut, saying how many characters were left
+out (metrics.json holds it whole).
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from wikisum.core import htmlpage, language
@@ -21,6 +30,7 @@ from wikisum.pipeline.report_tables import (
     compare_tables,
     html_table,
     md_table,
+    md_text,
     pct,
     provenance_table,
     tables,
@@ -55,30 +65,54 @@ VIEW_TITLE = "5. Articles side by side"
 ABOUT_TITLE = "About this report"
 
 
-def _view_text(metrics: dict) -> str:
-    corpus = metrics["recommendation"]["best_corpus"]
+def _html(text: object) -> str:
+    """Data as HTML text (:func:`wikisum.core.htmlpage.escape`)."""
+    return htmlpage.escape(text)
+
+
+def _view_text(metrics: dict, quote: Callable[[str], str]) -> str:
+    """What the per-article view shows; ``quote`` writes the corpus's name as text of the
+    document (HTML or Markdown)."""
+    corpus = quote(metrics["recommendation"]["best_corpus"])
     return (f"For {len(metrics['article_views'])} articles (a fixed choice: the smallest hashes "
             f"of their ids), the lead beside the top-ranked paragraphs of each extractor on the "
             f"{corpus} corpus (the recommended one), with each extractor's ROUGE-L on that "
             "article. The other corpora's are in metrics.json (`article_views`).")
 
 
-def _missing(section: str, metrics: dict) -> str:
+def _missing(section: str, metrics: dict, quote: Callable[[str], str]) -> str:
+    """Why a section has no table; ``quote`` writes the ingest output's path as text of the
+    document."""
     if section == "learned":
         return ("This dataset was ranked without the learned extractor (`wikisum build "
                 "--no-learned`, or `wikisum rank` without `--learned`).")
     return ("The ingest shards this dataset was ranked from (dataset.json `source`: "
-            f"{metrics.get('source') or 'unknown'}) were not found, so there are no dataset "
-            "statistics.")
+            f"{quote(str(metrics.get('source') or 'unknown'))}) were not found, so there are no "
+            "dataset statistics.")
 
 
-def _subtitle(metrics: dict) -> str:
+def _subtitle(metrics: dict, markdown: bool = False) -> str:
+    """The line under the title: the dataset, the split, the articles scored and the version;
+    the dataset's path and the split isolated, as HTML (or Markdown)."""
+    if markdown:
+        data, split, dot = (md_text(htmlpage.isolate(metrics["data"])),
+                            md_text(htmlpage.isolate(metrics["split"])), "\u00b7")
+    else:
+        data, split, dot = (f"<bdi>{_html(metrics['data'])}</bdi>",
+                            f"<bdi>{_html(metrics['split'])}</bdi>", "&middot;")
     sample = f", a sample of {metrics['sample']}" if metrics.get("sample") else ""
     prov = metrics.get("provenance") or {}
-    made = (f" &middot; wikisum {prov['wikisum_version']}, {prov['created'][:10]}"
+    made = (f" {dot} wikisum {prov['wikisum_version']}, {prov['created'][:10]}"
             if prov.get("created") else "")
-    return (f"{metrics['data']} &middot; split {metrics['split']}{sample} &middot; "
+    return (f"{data} {dot} split {split}{sample} {dot} "
             f"{metrics['articles']} articles scored{made}")
+
+
+def _cut(text: str) -> str:
+    """A text of the per-article view as shown: whole, or its first
+    :data:`~wikisum.core.htmlpage.SHOWN_CHARS` characters and how many were left out."""
+    head, left_out = htmlpage.shown(text)
+    return f"{head} {htmlpage.cut_note(left_out)}" if left_out else text
 
 
 def _domain(url: str | None) -> str:
@@ -117,11 +151,11 @@ def _mark_shared(text: str, lead_words: set[str]) -> str:
                 marked += piece
                 continue
             if marked:
-                out.append(f"<mark>{html.escape(marked)}</mark>")
+                out.append(f"<mark>{_html(marked)}</mark>")
                 marked = ""
-            out.append(html.escape(piece))
+            out.append(_html(piece))
         if marked:
-            out.append(f"<mark>{html.escape(marked)}</mark>")
+            out.append(f"<mark>{_html(marked)}</mark>")
     return "".join(out)
 
 
@@ -129,14 +163,17 @@ def _md_view(metrics: dict) -> list[str]:
     corpus = metrics["recommendation"]["best_corpus"]
     out = []
     for view in metrics["article_views"]:
-        out += [f"### {view['title']}", "", "> **Lead.** " + " ".join(view["lead"].split()), "",
-                f"| extractor | ROUGE-L | top-ranked paragraphs ({corpus}) |", "|---|---|---|"]
+        out += [f"### {md_text(_cut(view['title']))}", "",
+                "> **Lead.** " + md_text(" ".join(_cut(view["lead"]).split())), "",
+                f"| extractor | ROUGE-L | top-ranked paragraphs ({md_text(corpus)}) |",
+                "|---|---|---|"]
         for ext in metrics["extractors"]:
-            paras = "<br>".join(f"{k + 1}. {p['text']}" + (f" ({_domain(p['url'])})"
-                                                            if p.get("url") else "")
-                                for k, p in enumerate(view["top"][ext][corpus]))
-            out.append(f"| {ext} | {pct(view['rougeL'][ext][corpus])} | "
-                       f"{paras.replace('|', '&#124;') or '(no paragraphs)'} |")
+            paras = "<br>".join(
+                f"{k + 1}. {md_text(htmlpage.isolate(_cut(p['text'])))}"
+                + (f" ({md_text(htmlpage.isolate(_domain(p['url'])))})" if p.get("url") else "")
+                for k, p in enumerate(view["top"][ext][corpus]))
+            out.append(f"| {md_text(ext)} | {pct(view['rougeL'][ext][corpus])} | "
+                       f"{paras or '(no paragraphs)'} |")
         out.append("")
     return out
 
@@ -166,25 +203,30 @@ def _html_view(metrics: dict) -> str:
         blocks = []
         for ext in metrics["extractors"]:
             items = "".join(
-                f"<li>{_mark_shared(p['text'], lead_words)}"
-                + (f" <bdi class='src'>{html.escape(_domain(p['url']))}</bdi>"
+                f"<li>{_mark_shared(_cut(p['text']), lead_words)}"
+                + (f" <bdi class='src'>{_html(_domain(p['url']))}</bdi>"
                    if p.get("url") else "") + "</li>"
                 for p in view["top"][ext][corpus]) or "<li>(no paragraphs)</li>"
-            blocks.append(f"<div class='ext'><h4>{html.escape(ext)} <span class='score'>"
+            blocks.append(f"<div class='ext'><h4><bdi>{_html(ext)}</bdi> <span class='score'>"
                           f"ROUGE-L {pct(view['rougeL'][ext][corpus])}</span></h4>"
                           f"<ol{content}>{items}</ol></div>")
-        parts.append(f"<section class='article'><h3{content}>{html.escape(view['title'])}</h3>"
+        parts.append(f"<section class='article'><h3{content}>{_html(_cut(view['title']))}</h3>"
                      f"<div class='side'><div class='lead'><h4>Lead</h4>"
-                     f"<p{content}>{html.escape(view['lead'])}</p></div>"
+                     f"<p{content}>{_html(_cut(view['lead']))}</p></div>"
                      f"<div class='exts'>{''.join(blocks)}</div></div></section>")
     return "".join(parts)
 
 
 def _document(title: str, css: str, body: str, lang: str = "en", sample: str = "") -> str:
     """The whole page: ``<html>`` in the dataset's language and direction, its ``<body>`` the
-    English report (:func:`wikisum.core.htmlpage.body_tag`)."""
+    English report (:func:`wikisum.core.htmlpage.body_tag`), under a Content-Security-Policy
+    that allows its style and ``data:`` images and nothing else (no script runs, nothing is
+    fetched)."""
+    policy = htmlpage.escape(htmlpage.policy(css=css))
     return (f"<!DOCTYPE html><html {htmlpage.lang_attrs(lang, sample)}><head>"
-            f"<meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{policy}\">"
+            f"<meta name='referrer' content='no-referrer'><title>{_html(title)}</title>"
             f"<style>{css}</style></head>{htmlpage.body_tag(lang, sample)}{body}</body></html>\n")
 
 
@@ -193,9 +235,9 @@ FIGURES = {"rouge": "extractive_rouge.png", "recall": "input_recall.png"}
 
 def to_markdown(metrics: dict, figure_files: dict[str, str]) -> str:
     out = ["# Extractor comparison report", "",
-           _subtitle(metrics).replace("&middot;", "·"), "", INTRO, "",
+           _subtitle(metrics, markdown=True), "", INTRO, "",
            "## What to pick", ""]
-    out += [f"- {line}" for line in metrics["recommendation"]["text"]] + [""]
+    out += [f"- {md_text(line)}" for line in metrics["recommendation"]["text"]] + [""]
     done = set()
     for section, table in tables(metrics):
         if section in SECTIONS and section not in done:
@@ -205,9 +247,9 @@ def to_markdown(metrics: dict, figure_files: dict[str, str]) -> str:
             figure = FIGURES.get(section)
             if figure in figure_files:
                 out += [f"![{title}]({figure_files[figure]})", ""]
-        out += [md_table(table) if table else _missing(section, metrics), ""]
+        out += [md_table(table) if table else _missing(section, metrics, md_text), ""]
     if metrics.get("article_views"):
-        out += [f"## {VIEW_TITLE}", "", _view_text(metrics), ""] + _md_view(metrics)
+        out += [f"## {VIEW_TITLE}", "", _view_text(metrics, md_text), ""] + _md_view(metrics)
     out += [f"## {ABOUT_TITLE}", "", md_table(provenance_table(metrics)),
             "Every number is in `metrics.json`; per-article scores in "
             f"`{metrics['per_article_file']}`.", ""]
@@ -232,35 +274,42 @@ mark{background:#fff1b8;padding:0}
 
 def _prose(text: str) -> str:
     """Escaped text with `code` spans as <code>."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _html(text))
+
+
+def _plain(text: str) -> str:
+    """Data inside a text that :func:`_prose` escapes: each backtick as a look-alike quote
+    (U+2018), so that no data opens or closes a code span."""
+    return text.replace("`", "\u2018")
 
 
 def to_html(metrics: dict, pngs: dict[str, bytes]) -> str:
     def img(name, alt):
         data = base64.b64encode(pngs[name]).decode("ascii")
-        return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+        return f'<img alt="{_html(alt)}" src="data:image/png;base64,{data}">'
 
     parts = [f"<h1>Extractor comparison report</h1><p class='sub'>{_subtitle(metrics)}</p>",
-             f"<p>{html.escape(INTRO)}</p>", "<h2>What to pick</h2><div class='pick'><ul>"]
-    parts += [f"<li>{html.escape(line)}</li>" for line in metrics["recommendation"]["text"]]
+             f"<p>{_html(INTRO)}</p>", "<h2>What to pick</h2><div class='pick'><ul>"]
+    parts += [f"<li>{_html(line)}</li>" for line in metrics["recommendation"]["text"]]
     parts.append("</ul></div>")
     done = set()
     for section, table in tables(metrics):
         if section in SECTIONS and section not in done:
             title, text = SECTIONS[section]
-            parts += [f"<h2>{html.escape(title)}</h2>", f"<p>{_prose(text)}</p>"]
+            parts += [f"<h2>{_html(title)}</h2>", f"<p>{_prose(text)}</p>"]
             done.add(section)
             figure = FIGURES.get(section)
             if figure in pngs:
                 parts.append(img(figure, title))
         parts.append(html_table(table) if table else
-                     f"<p class='note'>{_prose(_missing(section, metrics))}</p>")
+                     f"<p class='note'>{_prose(_missing(section, metrics, _plain))}</p>")
     if metrics.get("article_views"):
-        parts += [f"<h2>{VIEW_TITLE}</h2>", f"<p>{_prose(_view_text(metrics))} Words the lead "
-                  "has too are <mark>marked</mark>.</p>", _html_view(metrics)]
+        parts += [f"<h2>{VIEW_TITLE}</h2>",
+                  f"<p>{_prose(_view_text(metrics, _plain))} Words the lead has too are "
+                  "<mark>marked</mark>.</p>", _html_view(metrics)]
     parts += [f"<h2>{ABOUT_TITLE}</h2>", html_table(provenance_table(metrics)),
               f"<p class='note'>Every number is in metrics.json; per-article scores in "
-              f"{html.escape(metrics['per_article_file'])}.</p>"]
+              f"{_html(metrics['per_article_file'])}.</p>"]
     sample = " ".join(view["lead"] for view in metrics.get("article_views") or [])
     return _document("wikisum extractor report", CSS, "".join(parts), report_language(metrics),
                      sample)
@@ -273,15 +322,15 @@ COMPARE_INTRO = ("What differs between build A and build B: their reports' input
 
 
 def compare_markdown(comp: dict) -> str:
-    out = ["# Two builds compared", "", f"A: {comp['a']['data']}  ", f"B: {comp['b']['data']}",
-           "", COMPARE_INTRO, ""]
+    out = ["# Two builds compared", "", f"A: {md_text(htmlpage.isolate(comp['a']['data']))}  ",
+           f"B: {md_text(htmlpage.isolate(comp['b']['data']))}", "", COMPARE_INTRO, ""]
     out += [md_table(t) for t in compare_tables(comp)]
     return "\n".join(out) + "\n"
 
 
 def compare_html(comp: dict) -> str:
     parts = ["<h1>Two builds compared</h1>",
-             f"<p class='sub'>A: {html.escape(comp['a']['data'])}<br>"
-             f"B: {html.escape(comp['b']['data'])}</p>", f"<p>{html.escape(COMPARE_INTRO)}</p>"]
+             f"<p class='sub'>A: <bdi>{_html(comp['a']['data'])}</bdi><br>"
+             f"B: <bdi>{_html(comp['b']['data'])}</bdi></p>", f"<p>{_html(COMPARE_INTRO)}</p>"]
     parts += [html_table(t) for t in compare_tables(comp)]
     return _document("wikisum: two builds compared", CSS, "".join(parts))

@@ -1,6 +1,8 @@
 """The report's tables, each ``(caption, header, rows)``, and their Markdown and HTML renderings.
 
-A table is strings only, so that Markdown and HTML render the same content.
+A table is strings only, so that Markdown and HTML render the same content; a cell can hold
+any text (an extractor's or a corpus's name, a path), shown as text in both (:func:`md_cell`,
+:func:`html_table`).
 
 Pure functions of the metrics dict written by :mod:`wikisum.pipeline.report` (and of the
 comparison of two builds, :func:`wikisum.pipeline.report_compare.compare`).
@@ -8,8 +10,9 @@ comparison of two builds, :func:`wikisum.pipeline.report_compare.compare`).
 
 from __future__ import annotations
 
-import html
 import re
+
+from wikisum.core import htmlpage
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
 STAT_LABELS = {"lead_words": "Lead size", "article_words": "Article size",
@@ -186,24 +189,44 @@ def tables(metrics: dict) -> list[tuple[str, tuple | None]]:
     return out
 
 
+NUMERIC = re.compile(r"^([-+]?\d|-$|best$)")  # right-aligned cells
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_text(text: str) -> str:
+    """``text`` as Markdown inline text that a renderer shows as written: line breaks as
+    spaces (nothing ends a heading, a quote or a table row), HTML's ``&``, ``<`` and ``>`` as
+    entities (no tag, comment or autolink), Markdown's punctuation (``\\ ` * _ [ ] | ~``)
+    backslash-escaped (no emphasis, code, link or cell), and a lone surrogate as U+FFFD."""
+    text = _LINE_BREAKS.sub(" ", htmlpage.text_of(text))
+    text = _MD_PUNCTUATION.sub(r"\\\1", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_cell(text: str) -> str:
+    """A table cell's text in Markdown: a figure (:data:`NUMERIC`) with only ``|`` and line
+    breaks escaped, so that it reads as written; any other text as :func:`md_text`."""
+    if NUMERIC.match(text):
+        return _LINE_BREAKS.sub(" ", text).replace("|", "\\|")
+    return md_text(text)
+
+
 def md_table(table) -> str:
     caption, header, rows = table
-    lines = [f"*{caption}*", "", "| " + " | ".join(header) + " |",
+    lines = [f"*{caption}*", "", "| " + " | ".join(map(md_cell, header)) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(map(md_cell, r)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
-
-
-NUMERIC = re.compile(r"^([-+]?\d|-$|best$)")  # right-aligned cells
 
 
 def html_table(table) -> str:
     caption, header, rows = table
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{htmlpage.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(
-        f"<td>{html.escape(c)}</td>" if NUMERIC.match(c) else
-        f"<td class='t'>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return (f"<p class='caption'>{html.escape(caption)}</p><div class='scroll'><table>"
+        f"<td>{htmlpage.escape(c)}</td>" if NUMERIC.match(c) else
+        f"<td class='t'>{htmlpage.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return (f"<p class='caption'>{htmlpage.escape(caption)}</p><div class='scroll'><table>"
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 

@@ -18,7 +18,7 @@ HELP = ("blind human evaluation: an annotation page of several systems' outputs 
 DESCRIPTION = """\
 A human evaluation as Liu et al. (2018) ran it, in two steps:
 
-  wikisum human-eval make --preds NAME=PREDS.jsonl --preds NAME=PREDS.jsonl ... --out DIR
+  wikisum human-eval make --preds NAME=PREDS.jsonl NAME=PREDS.jsonl ... --out DIR
       writes DIR/index.html, one self-contained annotation page (open it from disk or put it on
       any static host; it fetches nothing), and DIR/key.json, which system wrote each item
       (keep it; the page holds only opaque ids). Quality items show one output alone with the
@@ -133,10 +133,12 @@ def add_parser(subparsers) -> None:
 
     make = steps.add_parser("make", help=MAKE_HELP, description=MAKE_DESCRIPTION,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    make.add_argument("--preds", action="append", type=system_spec, required=True,
+    make.add_argument("--preds", action="extend", nargs="+", type=system_spec, required=True,
                       metavar="NAME=PREDS",
-                      help="a system's name and its predictions (.jsonl of `wikisum decode`); "
-                           "once per system, at least two for preference items")
+                      help="each system's name and its predictions (.jsonl of `wikisum "
+                           "decode`): several after one --preds (--preds a=A.jsonl b=B.jsonl), "
+                           "or --preds once per system, or both; at least two systems for "
+                           "preference items")
     make.add_argument("--kind", choices=KINDS, default="both",
                       help="quality items, preference items or both (default: both)")
     make.add_argument("--sample", type=checks.count(1), default=50, metavar="N",

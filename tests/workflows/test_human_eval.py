@@ -90,6 +90,44 @@ def test_bad_arguments_are_one_line_errors(argv_tail, status, message, tmp_path,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("groups", [
+    pytest.param([["alpha", "beta", "gamma"]], id="several_after_one_preds"),
+    pytest.param([["alpha"], ["beta"], ["gamma"]], id="one_preds_each"),
+    pytest.param([["alpha", "beta"], ["gamma"]], id="both_forms"),
+])
+def test_preds_takes_several_systems_after_one_option_or_one_each(groups, tmp_path, capsys):
+    preds = write_preds(tmp_path / "preds", ("alpha", "beta", "gamma"), n=4)
+    argv = ["human-eval", "make", "--out", str(tmp_path / "eval"), "--sample", "2"]
+    for group in groups:
+        argv += ["--preds", *[f"{name}={preds[name]}" for name in group]]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    assert "2 examples of 3 systems" in out
+    key = json.loads((tmp_path / "eval" / "key.json").read_text())
+    assert key["systems"] == preds  # in the order given
+
+
+@pytest.mark.parametrize("argv_tail,status,message", [
+    (["--preds", "a=A", "alpha.jsonl"], 2,
+     "argument --preds: 'alpha.jsonl' is not NAME=PREDS.jsonl"),
+    (["--preds", "a=A", "=x.jsonl", "--preds", "b=B"], 2, "is not NAME=PREDS.jsonl"),
+    (["--preds", "a=A", "a=B"], 1, "the name 'a' is given twice"),
+    (["--preds", "a=A", "--preds", "b=B", "a=B"], 1, "the name 'a' is given twice"),
+    (["--preds", "--kind", "quality"], 2, "argument --preds: expected at least one argument"),
+])
+def test_a_malformed_spec_among_several_is_the_same_error(argv_tail, status, message, tmp_path,
+                                                          capsys):
+    for name in ("A", "B"):
+        write_jsonl(tmp_path / name, records(0, 2))
+    argv = ["human-eval", "make", *[w.replace("=A", f"={tmp_path / 'A'}")
+                                    .replace("=B", f"={tmp_path / 'B'}") for w in argv_tail],
+            "--out", str(tmp_path / "out")]
+    got, out, err = run_cli(argv, capsys)
+    assert got == status and message in err, err
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_missing_input_names_the_option_and_the_path(tmp_path, capsys):
     preds = write_preds(tmp_path / "p", ("a",), n=2)
     missing = str(tmp_path / "no-such-input")
