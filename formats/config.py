@@ -44,11 +44,12 @@ IMPORT_VOCAB_TEXTS = 100_000
 # whose text (UTF-8) and token ids (4 bytes each) come to more, from Parquet or a .pt file.
 # Twice the 8 MB a dump page may have in `wikisum ingest`.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
-# Paragraphs an example may have (``too_many_paragraphs``): every extractor ranks them all, and
-# TextRank's graph grows with their square (one-line paragraphs of a 14-word vocabulary on 2
-# cores: 2,000 took 20 s and 1.3 GB; 5,000 over 5 GB). Multi-News has at most 10 documents,
-# hiersumm keeps 40 paragraphs.
-MAX_EXAMPLE_PARAGRAPHS = 1000
+# Paragraphs an example may have (``too_many_paragraphs``): every extractor ranks them all.
+# Their cost is bounded by the record's size (``MAX_RECORD_BYTES``) and TextRank's graph by its
+# ``max_pairs``: a cluster of 10,000 two-sentence documents imports in 14 s, 1.4 GB at the peak.
+# Multi-News has at most 10 documents, hiersumm keeps 40 paragraphs; a whole WikiSum article's
+# references can reach thousands.
+MAX_EXAMPLE_PARAGRAPHS = 20_000
 
 
 @dataclass(frozen=True)

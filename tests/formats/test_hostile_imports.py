@@ -7,6 +7,7 @@ in a child process under an address-space limit, and its peak is measured)."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 
@@ -54,8 +55,8 @@ TEXT_CASES = [
     ("a raw NUL byte in a line", ("multinews-release", "wikicatsum-release", "multinews-csv"),
      with_documents(Raw(b"raw \x00 nul")), "control_characters"),
     ("100,000 nested arrays", JSON_LAYOUTS, {**good(7), "documents": Deep()}, "too_deep"),
-    ("10,000 documents", tuple(TEXT_LAYOUTS),
-     with_documents(*(f"document {i} words." for i in range(10_000))),
+    ("30,000 documents", tuple(TEXT_LAYOUTS),
+     with_documents(*(f"document {i} words." for i in range(30_000))),
      "too_many_paragraphs"),
     ("story_separator_special_tag inside a document of |||||", MULTINEWS[:3],
      with_documents("one story_separator_special_tag two", "three"), "ambiguous_separator"),
@@ -116,7 +117,7 @@ ID_CASES = [
      "bad_ids"),
     ("</S> inside the target", {**good_ids(7), "tgt": [4, 20, 5, 21, 5]}, "bad_target_ids"),
     ("<S> inside a paragraph", {**good_ids(7), "src": [[10, 4, 12]]}, "bad_ids"),
-    ("2,000 paragraphs", {**good_ids(7), "src": [[10]] * 2000}, "too_many_paragraphs"),
+    ("30,000 paragraphs", {**good_ids(7), "src": [[10]] * 30_000}, "too_many_paragraphs"),
     ("a lone surrogate in tgt_str", {**good_ids(7), "tgt_str": "half \udc80"},
      "bad_encoding"),
     ("a NUL in tgt_str", {**good_ids(7), "tgt_str": "a\x00b"}, "control_characters"),
@@ -287,3 +288,41 @@ def test_import_of_ids_counts_those_outside_the_vocabulary(tmp_path):
                      "--source-vocab", str(tmp_path / "spm.model"), "--shards", "1"]) == 0
     stage = json.loads((out / "dataset.json").read_text())["stages"]["import"]
     assert (stage["kept"], stage["dropped"]) == (2, {"bad_ids": 4})
+
+
+# The whole import of a cluster of 10,000 documents (within the 20,000-paragraph limit), in a
+# child under an address-space limit: it is kept, and every extractor ranks it in bounded memory.
+IMPORT_BOUNDED = """
+import resource, sys
+limit = 3000 << 20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from wikisum.workflows import cli
+status = cli.main(sys.argv[1:])
+with open("/proc/self/status") as f:
+    print(next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) // 1024)
+sys.exit(status)
+"""
+
+
+def test_a_cluster_of_10000_documents_is_imported_in_bounded_memory(tmp_path):
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(400)]
+
+    def sentence():
+        return " ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
+
+    rows = [{"id": f"g{i}", **good(i)} for i in range(3)]
+    rows.insert(1, {"id": "cluster", "title": "Cluster",
+                    "documents": [sentence() + " " + sentence() for _ in range(10_000)],
+                    "summary": sentence()})
+    src = tmp_path / "train.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "data"
+    done = subprocess.run([sys.executable, "-c", IMPORT_BOUNDED, "-q", "import", "jsonl",
+                           str(src), "--out", str(out), "--vocab-size", "60", "--shards", "1",
+                           "--workers", "1"], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    stage = json.loads((out / "dataset.json").read_text())["stages"]["import"]
+    assert stage["kept"] == 4 and stage["dropped"] == {}
+    assert int(done.stdout.split()[-1]) < 2000  # MB resident at the peak

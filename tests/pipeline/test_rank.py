@@ -185,8 +185,9 @@ def test_dataset_errors_are_clear(tmp_path, built):
     with pytest.raises(ValueError, match="extractor 'nope'"):
         next(data.examples("train", "nope", "combined", 10))
     with pytest.raises(SystemExit, match="no finished ingest output .* rerun `wikisum ingest"):
-        cli.main(["rank", "--in", str(tmp_path), "--vocab", str(built[0] / "vocab.model"),
-                  "--out", str(tmp_path / "o")])
+        (tmp_path / "ingest").mkdir()
+        cli.main(["rank", "--in", str(tmp_path / "ingest"), "--vocab",
+                  str(built[0] / "vocab.model"), "--out", str(tmp_path / "o")])
 
 
 def test_rank_is_deterministic(built, tmp_path):
