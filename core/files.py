@@ -13,10 +13,13 @@ built-in file functions do.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import posixpath
+import re
 import shutil
+from collections.abc import Iterator
 from typing import IO, Protocol
 
 
@@ -135,6 +138,31 @@ def open_write(path: str) -> IO[bytes]:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     return open(path, "wb")
+
+
+@contextlib.contextmanager
+def naming(path: str) -> Iterator[None]:
+    """Writes to ``path`` inside the block raise an ``OSError`` that names it: a failed write
+    or close (a full disk) raises one with no file name, and a library that writes from C or
+    Rust (pyarrow, safetensors) an error that keeps its errno only in its text; either is
+    raised again as an ``OSError`` with that errno and ``path`` as its ``filename``, the
+    original as its cause. Other errors pass unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        code = written_errno(exc)
+        if code is None or getattr(exc, "filename", None) is not None:
+            raise
+        raise OSError(code, os.strerror(code), path) from exc
+
+
+def written_errno(exc: BaseException) -> int | None:
+    """The errno of a failed write: an ``OSError``'s, or the one a library's error keeps in its
+    text (pyarrow: ``[Errno 28]``; safetensors, from Rust: ``(os error 28)``); None if none."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno
+    found = re.search(r"\[errno (\d+)\]|\(os error (\d+)\)", str(exc), re.IGNORECASE)
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 def read_bytes(path: str) -> bytes:

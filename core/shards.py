@@ -82,10 +82,15 @@ def temporary_name(path: str) -> str:
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """``data`` to ``path`` atomically: a reader sees the old file, no file, or all of it."""
+    """``data`` to ``path`` atomically: a reader sees the old file (or none) until all of the
+    new one is there."""
     tmp = temporary_name(path)
-    with files.open_write(tmp) as f:
-        f.write(data)
+    try:
+        with files.naming(path), files.open_write(tmp) as f:
+            f.write(data)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
     rename(tmp, path)
 
 
@@ -196,9 +201,22 @@ def _write_row_groups(ordered: Iterator[tuple[object, bytes]], local: str, schem
 def _copy_to(local: str, path: str) -> None:
     """A local file to ``path`` (any Beam filesystem) in chunks, written atomically."""
     tmp = temporary_name(path)
-    with open(local, "rb") as src, files.open_write(tmp) as dst:
-        shutil.copyfileobj(src, dst, COPY_CHUNK)
+    try:
+        with files.naming(path), open(local, "rb") as src, files.open_write(tmp) as dst:
+            shutil.copyfileobj(src, dst, COPY_CHUNK)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
     rename(tmp, path)
+
+
+def _remove_quietly(path: str) -> None:
+    """A temporary file that a failed write leaves (a full disk), removed if it can be."""
+    try:
+        if files.exists(path):
+            files.delete(path)
+    except OSError:
+        pass
 
 
 def rename(source: str, destination: str) -> None:
@@ -216,7 +234,9 @@ def rename(source: str, destination: str) -> None:
             files.delete(source)
             raise IsADirectoryError(f"{destination} is a directory; a file is not written "
                                     "over it")
-    if files.exists(destination):
+        files.rename(source, destination)  # os.replace: the old file until the new one
+        return
+    if files.exists(destination):  # a URL backend's move may refuse to overwrite
         files.delete(destination)
     files.rename(source, destination)
 
@@ -317,12 +337,14 @@ class ShardSetWriter:
             self._flush(key)
 
     def _flush(self, key) -> None:
-        writer = self._writers.get(key)
-        if writer is None:
-            handle = files.open_write(self._temps[key])
-            writer = self._writers[key] = (handle, pq.ParquetWriter(handle, self.schema,
-                                                                    compression="zstd"))
-        writer[1].write_table(pa.Table.from_pylist(self._buffers[key], schema=self.schema))
+        with files.naming(self.finals[key]):
+            writer = self._writers.get(key)
+            if writer is None:
+                handle = files.open_write(self._temps[key])
+                writer = self._writers[key] = (handle, pq.ParquetWriter(handle, self.schema,
+                                                                        compression="zstd"))
+            writer[1].write_table(pa.Table.from_pylist(self._buffers[key],
+                                                       schema=self.schema))
         self._buffers[key] = []
         self._bytes[key] = 0
 
@@ -332,8 +354,9 @@ class ShardSetWriter:
             if self._buffers[key] or key not in self._writers:
                 self._flush(key)
             handle, writer = self._writers.pop(key)
-            writer.close()
-            handle.close()
+            with files.naming(self.finals[key]):
+                writer.close()
+                handle.close()
             rename(self._temps[key], self.finals[key])
         return dict(self.rows)
 

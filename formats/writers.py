@@ -44,7 +44,13 @@ class _Staging:
         with files.open_write(self.temporary(path)) as f:
             f.write(data)
 
-    def commit(self) -> tuple[str, ...]:
+    def commit(self, forget: Iterable[str] = ()) -> tuple[str, ...]:
+        """Every staged file renamed into place, after removing ``forget`` (the files of an
+        earlier run that this one does not replace, its record first)."""
+        finals = {path for _, path in self.pairs}
+        for path in forget:
+            if path not in finals and files.exists(path):
+                files.delete(path)
         for tmp, path in self.pairs:
             shards.rename(tmp, path)
         return tuple(path for _, path in self.pairs)
@@ -228,8 +234,9 @@ WRITERS = {
 
 
 def write(format: str, examples: Iterable[OutExample], out_dir: str, *, sp=None,
-          shard_size: int = DEFAULT_SHARD_SIZE,
-          max_paragraphs: int = MAX_PARAGRAPHS) -> WriteReport:
+          shard_size: int = DEFAULT_SHARD_SIZE, max_paragraphs: int = MAX_PARAGRAPHS,
+          replace: tuple[str, ...] | None = None,
+          also: dict[str, bytes] | None = None) -> WriteReport:
     """``examples`` as ``format``'s files in ``out_dir``, laid out as its loader reads them.
 
     ``hiersumm`` streams shards of ``shard_size`` examples (``WIKI.{train,valid,test}.N.pt``)
@@ -242,7 +249,13 @@ def write(format: str, examples: Iterable[OutExample], out_dir: str, *, sp=None,
         ValueError: an unknown format, an example with an unknown split, no ``sp`` for
             hiersumm or one without its pieces.
         FileExistsError: ``out_dir`` already holds files of the format (a reader's glob would
-            mix the two runs).
+            mix the two runs), and ``replace`` is None.
+
+    ``replace`` (for ``out_dir`` an earlier output of this writer): files removed once every new
+    file is whole, before any is renamed into place (the earlier run's record); the earlier
+    files of the format that this run does not replace go then too. Until then the earlier
+    output is untouched, so a run that fails while it writes (a full disk) leaves it whole.
+    ``also``: more files (path -> bytes) staged and renamed into place with the format's.
     """
     if format not in WRITERS:
         raise ValueError(f"cannot write {format!r}: one of {', '.join(WRITERS)}")
@@ -250,16 +263,19 @@ def write(format: str, examples: Iterable[OutExample], out_dir: str, *, sp=None,
         raise ValueError(f"shard_size is {shard_size}; a shard holds one example at least")
     pattern, writer = WRITERS[format]
     there = _existing(out_dir, pattern)
-    if there:
+    if there and replace is None:
         raise FileExistsError(f"{out_dir} already holds {len(there)} {pattern} files "
                               f"({file_name(there[0])} ...): write to an empty folder")
     staging = _Staging()
     report = {"written": Counter(), "dropped": []}
     try:
+        for path, data in (also or {}).items():
+            staging.write_bytes(path, data)
         writer(examples, out_dir, staging, report, sp=sp, shard_size=shard_size,
                max_paragraphs=max_paragraphs)
-        written = staging.commit()
+        written = staging.commit((*(replace or ()), *there) if replace is not None else ())
     except BaseException:
         staging.abort()
         raise
+    written = tuple(path for path in written if path not in (also or {}))
     return WriteReport(written, dict(report["written"]), tuple(report["dropped"]))

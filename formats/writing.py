@@ -18,13 +18,25 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from wikisum.core import files, loader, shards, vocab
+from wikisum.core import files, loader, ownership, shards, vocab
 from wikisum.core.progress import Progress
 from wikisum.formats import datasets
 from wikisum.formats.config import WriteAsConfig
 
 VOCAB_NAME = "spm.model"  # beside hiersumm's shards (its code loads a model by path)
 RECORD = ".wikisum-write-as.json"  # hidden: the formats' readers skip it
+
+
+def unfinished(folder: str) -> str | None:
+    """Why ``folder`` must not be read: it is an output of ``wikisum write-as`` (its marker
+    says so) without the record the command writes last, so the run that wrote it was killed
+    or failed part-way; None for any other folder (a finished one, or files of another
+    system)."""
+    if not files.is_dir(folder) or files.exists(files.join(folder, RECORD)) or \
+            (ownership.read_marker(folder) or {}).get("command") != "write-as":
+        return None
+    return (f"{folder} holds an unfinished `wikisum write-as` output ({RECORD} is written "
+            f"last and is missing): rerun `wikisum write-as ... --out {folder}`")
 
 
 def documents_of(row: dict) -> tuple[str, ...]:
@@ -70,11 +82,15 @@ def run(config: WriteAsConfig) -> dict:
         raise ValueError(f"{data.dir} has the extractors {', '.join(data.info['extractors'])} "
                          f"and the corpora {', '.join(data.info['corpora'])}; choose with "
                          "--extractor and --corpus")
-    sp = None
+    # Over an earlier output of this command its files are replaced: its record goes once the
+    # new files are whole, before any is renamed into place, and the new record comes last.
+    record_path = files.join(config.out, RECORD)
+    replace = (record_path,) if ownership.is_ours_dir(config.out, "write-as") else None
+    sp, also = None, {}
     if config.format == "hiersumm":
         model, added = vocab.with_pieces(files.read_bytes(data.info["vocab"]),
                                          datasets.HIERSUMM_PIECES.values())
-        shards.write_bytes(files.join(config.out, VOCAB_NAME), model)
+        also[files.join(config.out, VOCAB_NAME)] = model  # renamed into place with the shards
         import sentencepiece as spm
 
         sp = spm.SentencePieceProcessor(model_proto=model)
@@ -82,7 +98,8 @@ def run(config: WriteAsConfig) -> dict:
     with Progress(f"write-as {config.format}", total=total, unit="examples") as bar:
         report = datasets.write(config.format, examples(data, config, bar), config.out, sp=sp,
                                 shard_size=config.shard_size,
-                                max_paragraphs=config.max_paragraphs)
+                                max_paragraphs=config.max_paragraphs, replace=replace,
+                                also=also)
     record = {
         "format": config.format, "data": data.dir, "extractor": config.extractor,
         "corpus": config.corpus, "max_paragraphs": config.max_paragraphs,
@@ -90,5 +107,5 @@ def run(config: WriteAsConfig) -> dict:
         "files": [f.rsplit("/", 1)[-1] for f in report.files],
         "vocab": VOCAB_NAME if sp is not None else None,
     }
-    shards.write_text(files.join(config.out, RECORD), json.dumps(record, indent=1) + "\n")
+    shards.write_text(record_path, json.dumps(record, indent=1) + "\n")
     return record

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from wikisum.core import ownership
+from wikisum.core import files, ownership
 
 # decode(search=...): a callable (model, batch) -> one list of token ids per example.
 Search = Callable[[object, object], list]
@@ -345,7 +345,8 @@ def decode(run: str, split: str, out: str, *, beam: int | None = None, alpha: fl
         bar = Progress(f"decode {split}", total=total, unit="examples", initial=len(done),
                        bar=None if progress else False)
         bar.enabled = bar.enabled and progress
-        with bar, target.open("ab" if done else "wb") as f:
+        # a failed write or close (a full disk) names the predictions file
+        with bar, files.naming(str(target)), target.open("ab" if done else "wb") as f:
             for chunk in chunks(examples, batch_size):
                 kept = [(ex, p) for ex in chunk
                         if (p := prepare(ex, eos_id, skipped, score_limit)) is not None]
@@ -473,5 +474,10 @@ def write_article_view(preds: Path) -> str:
 
 def write_json(path: Path, value: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    try:
+        with files.naming(str(path)):
+            tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)

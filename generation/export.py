@@ -35,6 +35,7 @@ does not read it; the format above stays the default, the one ``load`` and ``sum
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -151,7 +152,10 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
         return load_pretrained_export(folder, device)
     info_path = folder / CONFIG
     if not info_path.is_file():
-        raise FileNotFoundError(f"{info_path} not found: is {folder} a `wikisum export` output?")
+        raise FileNotFoundError(
+            f"{folder} holds no finished export ({CONFIG} is written last and is missing: "
+            "it is not an export, or the export did not finish); rerun `wikisum export --out "
+            f"{folder}`")
     try:
         info = json.loads(info_path.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -241,12 +245,23 @@ def refuse_pickles(folder: Path) -> None:
 
 def load(path: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
     """A run directory, a checkpoint file or an export directory, as a :class:`Bundle`."""
-    if is_export(path):
-        return load_export(path, device, factory)
+    if is_export(path) or unfinished_export(path):
+        return load_export(path, device, factory)  # an unfinished one is refused, named
     if not Path(path).exists():
         raise FileNotFoundError(f"{path} not found: give a run directory (`wikisum train "
                                 "--out`) or an export directory (`wikisum export --out`)")
     return load_run(path, device, factory, warn)
+
+
+def unfinished_export(path: str | Path) -> bool:
+    """Whether ``path`` is a folder `wikisum export` wrote into (its marker says so) that has
+    no completion record: the export did not finish."""
+    from wikisum.core import ownership
+
+    folder = Path(path)
+    return (folder.is_dir() and not (folder / CONFIG).is_file()
+            and not (folder / PRETRAINED_RECORD).is_file()
+            and (ownership.read_marker(str(folder)) or {}).get("command") == "export")
 
 
 def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisum") -> dict:
@@ -255,10 +270,9 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
     what was written. ``out`` must be empty or absent, or an earlier export."""
     from safetensors.torch import save_model
 
-    from wikisum.core import ownership
+    from wikisum.core import files, ownership
     from wikisum.extractors import learned as learned_extractor
     from wikisum.training import datastats
-    from wikisum.training.checkpoint import write_text_atomically
 
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r}; choose from {', '.join(FORMATS)}")
@@ -270,8 +284,8 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
         hfexport.check_family(bundle.name)
     target = Path(out)
     if target.exists() and (not target.is_dir() or (
-            any(p.name not in (ownership.MARKER, ownership.FILES) for p in target.iterdir())
-            and not is_export(target))):
+            any(p.name not in ownership.BOOKKEEPING for p in target.iterdir())
+            and not is_export(target) and not ownership.is_ours_dir(str(target), "export"))):
         raise FileExistsError(f"{target} exists and is not an earlier export: give a new or "
                               "empty --out")
     if pretrained:
@@ -289,27 +303,75 @@ def export(run: str | Path, out: str | Path, factory=None, format: str = "wikisu
                                     "with it")
         learned = learned_extractor.load(path)  # checked JSON; a pickle is refused unread
     target.mkdir(parents=True, exist_ok=True)
-    tmp = target / f".{WEIGHTS}.tmp"
-    save_model(bundle.model, str(tmp), metadata={"format": EXPORT_FORMAT,
-                                                 "model": bundle.name, "step": str(bundle.step)})
-    tmp.replace(target / WEIGHTS)
-    tokenizer_hash = copy_tokenizer(bundle, target)
-    if bundle.stats is not None:
-        write_text_atomically(target / datastats.STATS_FILE,
-                              json.dumps(bundle.stats, indent=1) + "\n")
-    if learned is not None:
-        learned.save(str(target / LEARNED))
-    (target / "extractor.pkl").unlink(missing_ok=True)  # an earlier export's, refused on load
-    info = {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
+    with Staging(target) as staging:
+        with files.naming(str(target / WEIGHTS)):
+            save_model(bundle.model, str(staging.add(WEIGHTS)), metadata={
+                "format": EXPORT_FORMAT, "model": bundle.name, "step": str(bundle.step)})
+        tokenizer_hash = copy_tokenizer(bundle, target, staging)
+        if bundle.stats is not None:
+            staging.text(datastats.STATS_FILE, json.dumps(bundle.stats, indent=1) + "\n")
+        if learned is not None:
+            with files.naming(str(target / LEARNED)):
+                learned.save(str(staging.add(LEARNED)))
+        info = export_info(bundle, tokenizer_hash)
+        staging.text("README.md", model_card(info, bundle))
+        staging.text(CONFIG, json.dumps(info, indent=1) + "\n")
+        # an earlier export's pickle, refused on load
+        staging.commit(CONFIG, stale=("extractor.pkl",))
+    return written(bundle, target)
+
+
+def export_info(bundle: Bundle, tokenizer_hash: str) -> dict:
+    """config.json of an export: what loads the model, and where it came from."""
+    return {"format": EXPORT_FORMAT, "format_version": EXPORT_VERSION, "model": bundle.name,
             "model_config": asdict(bundle.config), "special_ids": bundle.special_ids,
             "vocab_size": bundle.tokenizer.get_piece_size(), TOKENIZER_HASH: tokenizer_hash,
             "dataset_kind": bundle.dataset_kind,
             "input": bundle.input_record(),
             "decoding": bundle.decoding, "step": bundle.step,
             "exported_from": str(bundle.path), "wikisum_version": _version()}
-    write_text_atomically(target / CONFIG, json.dumps(info, indent=1) + "\n")
-    write_text_atomically(target / "README.md", model_card(info, bundle))
-    return written(bundle, target)
+
+
+class Staging:
+    """The files of an export, written under hidden temporary names in its folder and renamed
+    into place together once every one is whole (:meth:`commit`): until then an earlier export
+    there is untouched (a full disk leaves it whole); then its completion record goes first
+    and the new one comes last, so that an export killed while renaming is never loaded as a
+    finished one. Leaving the ``with`` block without a commit removes the temporary files."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        self.pairs: list[tuple[Path, Path]] = []
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for tmp, _ in self.pairs:
+            tmp.unlink(missing_ok=True)
+
+    def add(self, name: str) -> Path:
+        """The temporary path to write ``name`` to."""
+        tmp = self.target / f".{name}.tmp"
+        self.pairs.append((tmp, self.target / name))
+        return tmp
+
+    def text(self, name: str, text: str) -> None:
+        from wikisum.core import files
+
+        tmp = self.add(name)
+        with files.naming(str(self.target / name)):
+            tmp.write_text(text, encoding="utf-8")
+
+    def commit(self, record: str, stale: tuple[str, ...] = ()) -> None:
+        """Remove the earlier ``record`` and ``stale`` files, rename every staged file into
+        place, ``record`` last."""
+        (self.target / record).unlink(missing_ok=True)
+        for name in stale:
+            (self.target / name).unlink(missing_ok=True)
+        for tmp, final in sorted(self.pairs, key=lambda pair: pair[1].name == record):
+            os.replace(tmp, final)
+        self.pairs = []
 
 
 def written(bundle: Bundle, target: Path, **extra) -> dict:
@@ -320,22 +382,30 @@ def written(bundle: Bundle, target: Path, **extra) -> dict:
             "files": sorted(p.name for p in target.iterdir() if not p.name.startswith("."))}
 
 
-def copy_tokenizer(bundle: Bundle, target: Path) -> str:
-    """The run's sentencepiece model copied to ``target/tokenizer.model``, whole; its SHA-256.
+def copy_tokenizer(bundle: Bundle, target: Path, staging: Staging | None = None) -> str:
+    """The run's sentencepiece model copied to ``target/tokenizer.model``, whole (staged in
+    ``staging`` when given, to be renamed with the other files); its SHA-256.
 
     Raises:
         VocabularyMismatch: the run's vocab.model changed since the run was loaded.
     """
+    from wikisum.core import files
     from wikisum.training import vocabid
 
-    tokenizer_tmp = target / f".{TOKENIZER}.tmp"
-    shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
+    tokenizer_tmp = staging.add(TOKENIZER) if staging else target / f".{TOKENIZER}.tmp"
+    try:
+        with files.naming(str(target / TOKENIZER)):
+            shutil.copyfile(bundle.path / "vocab.model", tokenizer_tmp)
+    except BaseException:
+        tokenizer_tmp.unlink(missing_ok=True)
+        raise
     tokenizer_hash = vocabid.sha256(tokenizer_tmp)
     if bundle.vocab_sha256 and tokenizer_hash != bundle.vocab_sha256:  # replaced since loading
         tokenizer_tmp.unlink()
         raise vocabid.VocabularyMismatch(f"{bundle.path / 'vocab.model'} changed while "
                                          "exporting: export again")
-    tokenizer_tmp.replace(target / TOKENIZER)
+    if staging is None:
+        tokenizer_tmp.replace(target / TOKENIZER)
     return tokenizer_hash
 
 

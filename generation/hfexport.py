@@ -36,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from wikisum.core import files
 from wikisum.generation import hfcode
 
 HF_FAMILIES = ("t-d", "t-dmca")
@@ -101,20 +102,29 @@ def write(bundle, target: Path) -> dict:
     folder ``target`` (module docstring); returns what was written."""
     from safetensors.torch import save_file
 
-    from wikisum.generation.export import HF_FORMAT, _version, copy_tokenizer, written
-    from wikisum.training.checkpoint import write_text_atomically
+    from wikisum.generation.export import Staging, copy_tokenizer, written
 
     check_family(bundle.name)
     sources = model_sources()
     target.mkdir(parents=True, exist_ok=True)
     weights = {f"model.{k}": v.detach().to("cpu").contiguous().clone()
                for k, v in bundle.model.state_dict().items()}
-    tmp = target / ".model.safetensors.tmp"
-    save_file(weights, str(tmp), metadata={"format": "pt"})
-    tmp.replace(target / "model.safetensors")
-    tokenizer_hash = copy_tokenizer(bundle, target)
-    for name, text in {**{f"{m}.py": s for m, s in sources.items()}, **hfcode.FILES}.items():
-        write_text_atomically(target / name, text)
+    with Staging(target) as staging:
+        with files.naming(str(target / "model.safetensors")):
+            save_file(weights, str(staging.add("model.safetensors")), metadata={"format": "pt"})
+        tokenizer_hash = copy_tokenizer(bundle, target, staging)
+        for name, text in {**{f"{m}.py": s for m, s in sources.items()},
+                           **hfcode.FILES}.items():
+            staging.text(name, text)
+        _stage_configs(bundle, target, staging, sources, tokenizer_hash)
+        # config.json, which transformers (and wikisum) open first, is renamed into place last
+        staging.commit("config.json")
+    return written(bundle, target, format="hf")
+
+
+def _stage_configs(bundle, target: Path, staging, sources: dict, tokenizer_hash: str) -> None:
+    """config.json, generation_config.json, tokenizer_config.json and README.md, staged."""
+    from wikisum.generation.export import HF_FORMAT, _version
 
     special = {k: int(v) for k, v in bundle.special_ids.items()}
     inputs = bundle.input_record()
@@ -148,9 +158,8 @@ def write(bundle, target: Path) -> dict:
                  "clean_up_tokenization_spaces": False, "padding_side": "right"}
     for name, value in (("config.json", config), ("generation_config.json", generation),
                         ("tokenizer_config.json", tokenizer)):
-        write_text_atomically(target / name, json.dumps(value, indent=1) + "\n")
-    write_text_atomically(target / "README.md", model_card(info, bundle, target))
-    return written(bundle, target, format="hf")
+        staging.text(name, json.dumps(value, indent=1) + "\n")
+    staging.text("README.md", model_card(info, bundle, target))
 
 
 def card_metadata(info: dict, bundle, name: str) -> dict:
@@ -246,6 +255,8 @@ def write_pretrained(bundle, target: Path) -> dict:
     from wikisum.training.checkpoint import write_text_atomically
 
     target.mkdir(parents=True, exist_ok=True)
+    # the record goes before transformers replaces the model's files, and comes back last
+    (target / PRETRAINED_RECORD).unlink(missing_ok=True)
     hf.save_pretrained(bundle.model, target)
     config = asdict(bundle.config)
     config["init"] = "."  # the export is its own checkpoint
@@ -257,8 +268,9 @@ def write_pretrained(bundle, target: Path) -> dict:
             "dataset_kind": bundle.dataset_kind, "input": inputs,
             "decoding": bundle.decoding, "step": bundle.step,
             "exported_from": str(bundle.path), "wikisum_version": _version()}
-    write_text_atomically(target / PRETRAINED_RECORD, json.dumps(info, indent=1) + "\n")
     write_text_atomically(target / "README.md", pretrained_card(info, bundle, target))
+    # the record of what wikisum needs to use the model is written last
+    write_text_atomically(target / PRETRAINED_RECORD, json.dumps(info, indent=1) + "\n")
     return written(bundle, target, format="hf")
 
 

@@ -287,8 +287,16 @@ def page_html(data: Mapping) -> str:
 
 
 def _write_text(path: Path, text: str) -> None:
+    """``text`` to ``path`` whole, or not at all (a failed write names ``path``)."""
+    from wikisum.core import files
+
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    try:
+        with files.naming(str(path)):
+            tmp.write_text(text, encoding="utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
 
 

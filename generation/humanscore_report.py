@@ -257,15 +257,21 @@ def to_html(result: dict) -> str:
 
 
 def write_report(result: dict, out: str) -> dict[str, str]:
-    """``out``/report.html, report.md and scores.json (the result); their paths by kind."""
+    """``out``/report.html, report.md and scores.json (the result); their paths by kind.
+
+    Each file is written whole under a temporary name and renamed into place. scores.json is
+    the completion record: an earlier one goes first and the new one comes last, so that a run
+    killed part-way over an earlier report never leaves that record beside the new pages."""
+    from wikisum.core import shards
+
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"html": folder / "report.html", "markdown": folder / "report.md",
              "json": folder / "scores.json"}
-    paths["html"].write_text(to_html(result), encoding="utf-8")
-    paths["markdown"].write_text(to_markdown(result), encoding="utf-8")
-    paths["json"].write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+    paths["json"].unlink(missing_ok=True)
+    shards.write_text(str(paths["html"]), to_html(result))
+    shards.write_text(str(paths["markdown"]), to_markdown(result))
+    shards.write_text(str(paths["json"]), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return {kind: str(path) for kind, path in paths.items()}
 
 

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from wikisum.core import card, loader, outputs, schemas, shards, vocab
+from wikisum.core import card, files, loader, outputs, schemas, shards, vocab
 from wikisum.pipeline.pairs_config import PairsConfig
 
 log = logging.getLogger("wikisum.pairs")
@@ -227,31 +227,55 @@ def drops_path(out: str, split: str) -> str:
 
 
 class _ShardWriter:
-    """Writes rows to consecutive shards, one open at a time, in row groups of a batch."""
+    """Writes rows to consecutive shards, one open at a time, in row groups of a batch. Each
+    shard is written under a hidden temporary name; :meth:`close` renames the whole set into
+    place once every shard is written, and :meth:`abort` removes what was written."""
 
     def __init__(self, out: str, split: str, total: int):
         self.out, self.split, self.total = out, split, total
         self.index = -1
         self.file = self.writer = None
         self.paths: list[str] = []
+        self._temps: list[str] = []
 
     def advance_to(self, index: int) -> None:
         while self.index < index:  # a shard no line falls into is still written, empty
             self._close()
             self.index += 1
             path = shards.shard_path(self.out, self.split, self.index, self.total)
-            self.file = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+            temp = shards.temporary_name(path)
+            self.file = FileSystems.create(temp, compression_type=CompressionTypes.UNCOMPRESSED)
             self.writer = pq.ParquetWriter(self.file, schemas.PAIRS, compression="zstd")
             self.paths.append(path)
+            self._temps.append(temp)
 
     def write(self, index: int, rows: list[dict]) -> None:
-        self.advance_to(index)
-        if rows:
-            self.writer.write_table(pa.Table.from_pylist(rows, schema=schemas.PAIRS))
+        with files.naming(shards.shard_path(self.out, self.split, index, self.total)):
+            self.advance_to(index)
+            if rows:
+                self.writer.write_table(pa.Table.from_pylist(rows, schema=schemas.PAIRS))
 
     def close(self) -> None:
-        self.advance_to(self.total - 1)
-        self._close()
+        """Every shard finished, the split's earlier shards that this set does not replace
+        removed, and the set renamed into place."""
+        with files.naming(shards.shard_path(self.out, self.split, self.total - 1, self.total)):
+            self.advance_to(self.total - 1)
+            self._close()
+        for earlier in shards.match(FileSystems.join(self.out, f"{self.split}-*.parquet")):
+            if earlier not in self.paths:
+                FileSystems.delete([earlier])
+        for temp, path in zip(self._temps, self.paths, strict=True):
+            shards.rename(temp, path)
+        self._temps = []
+
+    def abort(self) -> None:
+        try:
+            self._close()
+        finally:
+            for temp in self._temps:
+                if FileSystems.exists(temp):
+                    FileSystems.delete([temp])
+            self._temps = []
 
     def _close(self) -> None:
         if self.writer is not None:
@@ -328,11 +352,12 @@ def convert(config: PairsConfig) -> dict:
     sp = vocab.load(vocab_path)
 
     # The split leaves dataset.json before its shards are replaced, and comes back after they
-    # are all written: a killed conversion leaves the split unrecorded, never half-recorded.
+    # are all written: a killed conversion leaves the split unrecorded, never half-recorded
+    # (its shards, earlier or new, are there unrecorded, and the loader names the command to
+    # rerun). The new shards are staged and replace the earlier ones once all are whole.
     if info is not None and config.split in (info.get("rows") or {}):
         shards.write_text(FileSystems.join(config.out, "dataset.json"),
                           json.dumps(forget_split(info, config.split), indent=1) + "\n")
-    shards.delete(FileSystems.join(config.out, f"{config.split}-*.parquet"))
     # Exemplars point at train ids: converting train again makes every exemplars file stale.
     stale = "*" if config.split == TRAIN else config.split
     removed = shards.match(FileSystems.join(config.out, f"exemplars-{stale}.parquet"))
@@ -353,8 +378,10 @@ def convert(config: PairsConfig) -> dict:
                 batch = []
         if batch:
             rows += _encode_and_write(batch, sp, config.split, total, writer)
-    finally:
         writer.close()
+    except BaseException:
+        writer.abort()
+        raise
 
     summary = {
         "split": config.split,
@@ -379,9 +406,9 @@ def convert(config: PairsConfig) -> dict:
               "lines": total, "dropped": summary["dropped"]}
     info = merge_info(info, config.split, rows, config.num_shards,
                       outputs.relative_path(vocab_path, config.out), sp, source)
-    shards.write_text(FileSystems.join(config.out, "dataset.json"),
-                      json.dumps(info, indent=1) + "\n")
     card.write_card(config.out, info)  # README.md: `datasets.load_dataset(OUT)` reads the splits
+    shards.write_text(FileSystems.join(config.out, "dataset.json"),  # the record, last
+                      json.dumps(info, indent=1) + "\n")
     log.info("pairs: %s: %d of %d lines -> %d shards in %s", config.split, rows, total,
              config.num_shards, config.out)
     return summary

@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from wikisum import models
-from wikisum.core import vocab
+from wikisum.core import files, vocab
 from wikisum.training import runpaths, vocabid
 from wikisum.training.config import TrainConfig
 
@@ -199,8 +199,9 @@ def write_text_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-    except OSError:
+        with files.naming(str(path)):
+            tmp.write_text(text, encoding="utf-8")
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     os.replace(tmp, path)

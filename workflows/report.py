@@ -117,6 +117,8 @@ def run(args: argparse.Namespace, beam_argv: list[str] | None = None) -> int:
         check_split(data, args.split)
     config = ReportConfig(data, args.out, args.split, tuple(args.lengths), args.sample,
                           args.bootstrap, args.seed)
+    if not beamio.is_dry_run(options):
+        forget_report(args.out)
     progress.say(f"report: scoring the {args.split} split of {data} ...")
     try:
         with watch(config, options):
@@ -143,8 +145,23 @@ def check_split(data: str, split: str) -> None:
         raise SystemExit(f"wikisum report: --split {split}: {exc}") from None
 
 
+# A report's completion record: written last, removed before a new report is made in its place,
+# so that a report killed part-way over an earlier one is never read as finished.
+METRICS = "metrics.json"
+
+
+def forget_report(out: str) -> None:
+    """Remove the completion record of an earlier report in ``out`` (if any)."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from wikisum.core import shards
+
+    shards.delete(FileSystems.join(out, METRICS))
+
+
 def write(metrics: dict, out: str) -> dict[str, str]:
-    """Write report.html, report.md, figures/*.png and metrics.json; return their paths."""
+    """Write report.html, report.md, figures/*.png and metrics.json (last, the completion
+    record), each whole under a temporary name, then renamed; return their paths."""
     from apache_beam.io.filesystems import FileSystems
 
     from wikisum.core import shards
@@ -153,13 +170,11 @@ def write(metrics: dict, out: str) -> dict[str, str]:
     pngs = report_render.figures(metrics)
     figure_files = {}
     for name, data in pngs.items():
-        path = FileSystems.join(out, "figures", name)
-        with FileSystems.create(path) as f:
-            f.write(data)
+        shards.write_bytes(FileSystems.join(out, "figures", name), data)
         figure_files[name] = f"figures/{name}"
     paths = {"html": FileSystems.join(out, "report.html"),
              "md": FileSystems.join(out, "report.md"),
-             "json": FileSystems.join(out, "metrics.json")}
+             "json": FileSystems.join(out, METRICS)}
     shards.write_text(paths["html"], report_render.to_html(metrics, pngs))
     shards.write_text(paths["md"], report_render.to_markdown(metrics, figure_files))
     shards.write_text(paths["json"], json.dumps(metrics, indent=1) + "\n")
@@ -171,11 +186,16 @@ def resolve_build(path: str) -> tuple[str, str]:
     directory (:func:`wikisum.core.outputs.dataset_dir`); a clear error otherwise."""
     from apache_beam.io.filesystems import FileSystems
 
-    from wikisum.core import outputs
+    from wikisum.core import outputs, ownership
 
-    metrics = FileSystems.join(path, "metrics.json")
+    metrics = FileSystems.join(path, METRICS)
     if FileSystems.exists(metrics):
         return "metrics", metrics
+    if (ownership.read_marker(path) or {}).get("command") == "report":
+        raise SystemExit(
+            f"wikisum report: --compare {path} holds no finished report ({METRICS} is written "
+            f"last and is missing: the report did not finish); rerun `wikisum report --out "
+            f"{path}`")
     try:
         return "data", outputs.dataset_dir(path)
     except FileNotFoundError:
