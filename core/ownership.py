@@ -44,6 +44,12 @@ _LOCK = ".wikisum.lock"
 BOOKKEEPING = frozenset({MARKER, FILES, _LOCK})
 
 
+def _is_bookkeeping(name: str) -> bool:
+    """The marker, the files record, the lock, or the temporary file of a marker or record
+    whose writer was killed (``..wikisum.PID.tmp``: see :func:`_write`)."""
+    return name in BOOKKEEPING or (name.startswith(f".{MARKER}") and name.endswith(".tmp"))
+
+
 class NotOurs(Exception):
     """An output that wikisum may not write: the message is one line for the user."""
 
@@ -104,7 +110,7 @@ def _entries(folder: str, limit: int) -> list[str]:
     names = []
     with os.scandir(folder) as it:
         for entry in it:
-            if entry.name == _LOCK:
+            if _is_bookkeeping(entry.name) and entry.name != MARKER:
                 continue
             names.append(entry.name + ("/" if entry.is_dir() else ""))
             if len(names) >= limit:
@@ -311,6 +317,10 @@ def claim_dir(path: str, command: str) -> bool:
     created = not _is_url(path) and not os.path.exists(path)
     if not _is_url(path):
         os.makedirs(path, exist_ok=True)
+        for name in os.listdir(path):  # what a command killed while claiming it left
+            if _is_bookkeeping(name) and name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(path, name))
     if read_marker(path) is None:
         record = {"written_by": "wikisum", "command": command, "version": _version(),
                   "created": _now()}
@@ -323,14 +333,14 @@ def release_dir(path: str) -> None:
     marker is in it (a command that failed before writing anything)."""
     if _is_url(path) or not os.path.isdir(path):
         return
-    names = sorted(set(os.listdir(path)) - {_LOCK})
-    if names == [MARKER]:
-        os.remove(os.path.join(path, MARKER))
+    names = os.listdir(path)
+    if any(not _is_bookkeeping(name) for name in names):
+        return
+    for name in names:
         with contextlib.suppress(OSError):
-            os.rmdir(path)
-    elif not names:
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
+            os.remove(os.path.join(path, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def is_ours_dir(path: str, command: str | None = None) -> bool:

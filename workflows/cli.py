@@ -328,25 +328,41 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
         guard.lock()
     except (ownership.NotOurs, outputlocks.Busy) as exc:
         raise SystemExit(str(exc)) from None
+    except OSError as exc:
+        if disk_full(exc) is None:
+            raise
+        raise SystemExit(disk_full_message(args.command, disk_full(exc), outputs)) from None
     for out, holder in guard.stale:
         progress.say(f"wikisum {args.command}: {out.option} {out.path} was being written by "
                      f"{outputlocks.describe(holder)}, which stopped before it finished (its "
                      "lock is stale); this run takes the output over", file=sys.stderr)
-    guard.claim()
     status = 1
     try:
+        guard.claim()
         status = call()
         return status
     except SystemExit as exc:
         status = 0 if exc.code in (None, 0) else 1
         raise
     except Exception as exc:
-        full = disk_full(exc)
-        if full is None:
+        if disk_full(exc) is None:
             raise
-        raise SystemExit(disk_full_message(args.command, full, outputs)) from None
+        raise SystemExit(disk_full_message(args.command, disk_full(exc), outputs)) from None
     finally:
-        guard.finish(status == 0)
+        finish(guard, status == 0, args.command, outputs)
+
+
+def finish(guard, ok: bool, command: str, outputs: list) -> None:
+    """``guard.finish``; on a full disk after a failed command the records stay as they were
+    (a file output still recorded as being written), and the command's own message stands."""
+    try:
+        guard.finish(ok)
+    except OSError as exc:
+        if disk_full(exc) is None:
+            raise
+        guard.unlock()
+        if ok:
+            raise SystemExit(disk_full_message(command, disk_full(exc), outputs)) from None
 
 
 # Why a write failed, for the one-line message, by errno.
@@ -361,17 +377,20 @@ def disk_full(exc: BaseException) -> OSError | None:
     """The full-disk OSError behind ``exc`` (itself, or what it was raised from or during);
     None when the failure is not a full disk (it then surfaces unchanged). Libraries that
     write in C (pyarrow) raise an OSError that keeps the errno only in its text."""
-    seen = set()
+    seen, found = set(), []
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, OSError):
             if exc.errno in DISK_FULL:
-                return exc
-            match = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
-            if match and int(match.group(1)) in DISK_FULL:
-                return OSError(int(match.group(1)), DISK_FULL[int(match.group(1))])
+                found.append(exc)
+            else:
+                match = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+                if match and int(match.group(1)) in DISK_FULL:
+                    number = int(match.group(1))
+                    found.append(OSError(number, DISK_FULL[number], exc.filename))
         exc = exc.__cause__ or exc.__context__
-    return None
+    named = [error for error in found if error.filename]
+    return (named or found or [None])[0]
 
 
 def disk_full_message(command: str, exc: OSError, outputs: list) -> str:

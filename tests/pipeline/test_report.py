@@ -183,7 +183,8 @@ def test_report_on_a_dataset_with_one_article(built_sample, tmp_path):
 ])
 def test_clear_error_on_an_empty_or_wrong_directory(built_sample, tmp_path, capsys, case,
                                                     message):
-    target = {"missing": tmp_path / "nope", "empty": tmp_path,
+    (tmp_path / "empty").mkdir()
+    target = {"missing": tmp_path / "nope", "empty": tmp_path / "empty",
               "ingest": built_sample[0] / "ingest"}[case]
     with pytest.raises(SystemExit) as exc:
         cli.main(["report", "--data", str(target), "--out", str(tmp_path / "r")])
@@ -435,8 +436,10 @@ def test_compare_command_reports_each_build_and_writes_the_comparison(reported, 
     assert all(d["difference"] == pytest.approx(0, abs=1e-12) for d in same)
     assert comp["counts"]["articles scored"] == [metrics["articles"]] * 2
     assert "Two builds compared" in (out / "compare.html").read_text()
+    (tmp_path / "other").mkdir()
     with pytest.raises(SystemExit, match="not a build"):
-        cli.main(["report", "--compare", str(tmp_path), str(out_dir), "--out", str(out)])
+        cli.main(["report", "--compare", str(tmp_path / "other"), str(out_dir), "--out",
+                  str(out)])
     with pytest.raises(SystemExit, match="not both"):
         cli.main(["report", "--compare", str(report_dir), str(out_dir), "--data",
                   str(out_dir / "data"), "--out", str(out)])
