@@ -24,7 +24,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rouge_score import rouge_scorer, tokenizers
+from nltk.stem import porter
+from rouge_score import rouge_scorer, scoring, tokenizers
+from rouge_score import tokenize as rouge_tokenize
 
 from wikisum.core import language
 from wikisum.core.text import words
@@ -73,18 +75,111 @@ class WordTokenizer(tokenizers.Tokenizer):
 def tokenizer(lang: str | None) -> tokenizers.Tokenizer:
     """The tokenizer that ROUGE uses for ``lang`` (see the module's docstring)."""
     if is_english(lang):
-        return tokenizers.DefaultTokenizer(use_stemmer=True)
+        return EnglishTokenizer()
     return WordTokenizer(lang)
 
 
+class EnglishTokenizer(tokenizers.Tokenizer):
+    """rouge-score's English tokenizer with Porter's stemmer (``DefaultTokenizer(use_stemmer=
+    True)``), each distinct word stemmed once: the same tokens, without stemming a long text's
+    repeated words again and again."""
+
+    def __init__(self) -> None:
+        self._stemmer = _CachedStemmer(porter.PorterStemmer())
+
+    def tokenize(self, text: str) -> list[str]:
+        return rouge_tokenize.tokenize(text, self._stemmer)
+
+
+class _CachedStemmer:
+    """A stemmer's ``stem``, remembered for the words it has seen (a bounded number)."""
+
+    def __init__(self, stemmer) -> None:
+        self.stem = functools.lru_cache(maxsize=1 << 16)(stemmer.stem)
+
+
+class Scorer:
+    """ROUGE-N and ROUGE-L as rouge-score computes them (the same tokens, counts and
+    formulas, so the same figures), with the longest common subsequence found bit-parallel
+    (:func:`lcs_length`): a long text is scored in time linear in its length. Any other type
+    (``rougeLsum``) is rouge-score's own."""
+
+    def __init__(self, rouge_types: Sequence[str], tokenizer: tokenizers.Tokenizer) -> None:
+        self.rouge_types = tuple(rouge_types)
+        self.tokenizer = tokenizer
+        others = [t for t in self.rouge_types if not _ours(t)]
+        self._others = (rouge_scorer.RougeScorer(others, tokenizer=tokenizer)
+                        if others else None)
+
+    def score(self, target: str, prediction: str) -> dict[str, scoring.Score]:
+        """``{type: Score(precision, recall, fmeasure)}`` of ``prediction`` against
+        ``target``, as ``rouge_scorer.RougeScorer.score`` returns."""
+        reference_tokens = self.tokenizer.tokenize(target)
+        predicted_tokens = self.tokenizer.tokenize(prediction)
+        others = self._others.score(target, prediction) if self._others else {}
+        scores = {}
+        for name in self.rouge_types:
+            if name == "rougeL":
+                scores[name] = _lcs_score(reference_tokens, predicted_tokens)
+            elif _ours(name):
+                scores[name] = _ngram_score(reference_tokens, predicted_tokens, int(name[5:]))
+            else:
+                scores[name] = others[name]
+        return scores
+
+
+def _ours(rouge_type: str) -> bool:
+    return rouge_type == "rougeL" or re.fullmatch(r"rouge[1-9]", rouge_type) is not None
+
+
+def _ngram_score(target: Sequence[str], prediction: Sequence[str], n: int) -> scoring.Score:
+    """ROUGE-N: clipped n-gram overlap over each side's n-gram count (rouge-score's)."""
+    reference_grams = Counter(zip(*(target[i:] for i in range(n)), strict=False))
+    predicted_grams = Counter(zip(*(prediction[i:] for i in range(n)), strict=False))
+    overlap = sum((reference_grams & predicted_grams).values())
+    precision = overlap / max(sum(predicted_grams.values()), 1)
+    recall = overlap / max(sum(reference_grams.values()), 1)
+    return scoring.Score(precision=precision, recall=recall,
+                         fmeasure=scoring.fmeasure(precision, recall))
+
+
+def _lcs_score(target: Sequence[str], prediction: Sequence[str]) -> scoring.Score:
+    """ROUGE-L: the longest common subsequence over each side's length (rouge-score's)."""
+    if not target or not prediction:
+        return scoring.Score(precision=0, recall=0, fmeasure=0)
+    common = lcs_length(target, prediction)
+    precision, recall = common / len(prediction), common / len(target)
+    return scoring.Score(precision=precision, recall=recall,
+                         fmeasure=scoring.fmeasure(precision, recall))
+
+
+def lcs_length(a: Sequence, b: Sequence) -> int:
+    """The length of the longest common subsequence of ``a`` and ``b``, exactly, by the
+    bit-parallel algorithm of Allison and Dix (1986) in Hyyrö's form: the shorter sequence's
+    positions are the bits of a Python int, and each item of the longer one updates them in a
+    few integer operations: O(len(longer) x len(shorter) / word size) time, O(len(shorter) +
+    distinct items) memory."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not a:
+        return 0
+    matches: dict = {}
+    for i, item in enumerate(a):
+        matches[item] = matches.get(item, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    row = full  # bit i set: the LCS so far does not grow by matching a[i]
+    for item in b:
+        hit = row & matches.get(item, 0)
+        if hit:
+            row = ((row + hit) | (row - hit)) & full
+    return len(a) - row.bit_count()
+
+
 @functools.lru_cache(maxsize=64)
-def scorer(lang: str | None, rouge_types: tuple[str, ...] = ROUGE_TYPES
-           ) -> rouge_scorer.RougeScorer:
-    """A rouge-score scorer of ``rouge_types`` for ``lang``; English is rouge-score's default
-    scorer with stemming."""
-    if is_english(lang):
-        return rouge_scorer.RougeScorer(list(rouge_types), use_stemmer=True)
-    return rouge_scorer.RougeScorer(list(rouge_types), tokenizer=tokenizer(lang))
+def scorer(lang: str | None, rouge_types: tuple[str, ...] = ROUGE_TYPES) -> Scorer:
+    """A scorer of ``rouge_types`` for ``lang`` (:class:`Scorer`: rouge-score's figures);
+    English is rouge-score's default tokenizer with stemming."""
+    return Scorer(rouge_types, tokenizer(lang))
 
 
 def score(reference: str, prediction: str, lang: str | None,

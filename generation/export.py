@@ -145,6 +145,7 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
 
     from wikisum import models
     from wikisum.core import vocab
+    from wikisum.generation import inference
     from wikisum.training import datastats, vocabid
 
     folder = Path(path)
@@ -176,6 +177,8 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name} not found: the export is incomplete; "
                                     "export the run again")
+    if (factory or models) is models:  # the check builds the registry's models
+        inference.check_export_weights(folder)
     tokenizer_hash = vocabid.check(
         folder / TOKENIZER, info.get(TOKENIZER_HASH), str(info_path),
         "Put the export's own tokenizer.model back, or export the run again (`wikisum export`).")
@@ -186,6 +189,7 @@ def load_export(path: str | Path, device: str = "cpu", factory=None) -> Bundle:
         raise ValueError(f"{folder / WEIGHTS} does not fit model {info['model']} of "
                          f"{CONFIG}: missing {sorted(missing)[:5]}, unexpected "
                          f"{sorted(unexpected)[:5]}")
+    inference.check_finite_weights(model, str(folder / WEIGHTS))
     model.to(device).eval()
     inputs = info["input"]
     learned = folder / LEARNED
@@ -244,13 +248,23 @@ def refuse_pickles(folder: Path) -> None:
 
 
 def load(path: str | Path, device: str = "cpu", factory=None, warn: bool = True) -> Bundle:
-    """A run directory, a checkpoint file or an export directory, as a :class:`Bundle`."""
+    """A run directory, a checkpoint file or an export directory, as a :class:`Bundle`, its
+    weights checked: an export's against its config and finite
+    (:func:`wikisum.generation.inference.check_export_weights`), a run's finite.
+
+    Raises:
+        ValueError: the weights are damaged (NaN, inf, another shape), naming the tensor.
+    """
     if is_export(path) or unfinished_export(path):
         return load_export(path, device, factory)  # an unfinished one is refused, named
     if not Path(path).exists():
         raise FileNotFoundError(f"{path} not found: give a run directory (`wikisum train "
                                 "--out`) or an export directory (`wikisum export --out`)")
-    return load_run(path, device, factory, warn)
+    from wikisum.generation import inference
+
+    bundle = load_run(path, device, factory, warn)
+    inference.check_finite_weights(bundle.model, str(bundle.path))
+    return bundle
 
 
 def unfinished_export(path: str | Path) -> bool:

@@ -286,6 +286,16 @@ def page_html(data: Mapping) -> str:
                          lang=humaneval_page.page_language(data["examples"]))
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` encodes as UTF-8 (no lone surrogate, such as a path byte that is not
+    UTF-8 becomes)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _write_text(path: Path, text: str) -> None:
     """``text`` to ``path`` whole, or not at all (a failed write names ``path``)."""
     from wikisum.core import files
@@ -354,8 +364,10 @@ def make(preds: Mapping[str, str], out: str, *, kind: str = "both", sample: int 
         "dropped": {system: records left out}, "warnings": [...]}``.
 
     Raises:
-        ValueError: bad arguments or predictions, or ``out`` already holds a key (a key is
-            never replaced: the answers to its page need it).
+        ValueError: bad arguments or predictions (a system name or a record that is not
+            UTF-8 text is refused before anything is written), or ``out`` already holds a page
+            and its key (a key is never replaced: the answers to its page need it; a key
+            without its page, from a make stopped before it wrote the page, is written anew).
         FileNotFoundError: a file cannot be read.
     """
     if kind not in KINDS:
@@ -366,13 +378,18 @@ def make(preds: Mapping[str, str], out: str, *, kind: str = "both", sample: int 
     names = list(preds)
     if not names:
         raise ValueError("no predictions: give --preds NAME=PREDS.jsonl for each system")
+    for name in names:
+        if not _is_text(name):
+            raise ValueError(f"--preds {ascii(name)[1:-1]}={ascii(str(preds[name]))[1:-1]}: the "
+                             "system name is not valid UTF-8 (a byte no character encodes); "
+                             "the key records it as text: name the system in UTF-8")
     if kind != "quality" and len(names) < 2:
         raise ValueError(f"--kind {kind} compares systems side by side and needs at least two "
                          f"(--preds NAME=PREDS.jsonl for each); with one, use --kind quality")
     chosen_pairs = system_pairs(names, pairs) if kind != "quality" else []
     page_id = page_id or secrets.token_hex(16)
     folder = Path(out)
-    if (folder / "key.json").exists():
+    if (folder / "key.json").exists() and (folder / "index.html").exists():
         raise ValueError(f"{folder} already holds a page and its key.json: answers to that page "
                          "can only be scored with that key, so it is never replaced; give a new "
                          "--out")
@@ -441,8 +458,10 @@ def make(preds: Mapping[str, str], out: str, *, kind: str = "both", sample: int 
     page = folder / "index.html"
     key_path = folder / "key.json"
     data_block = page_data(page_id=page_id, kind=kind, examples=page_examples, items=items)
+    # the key first (ASCII, so no text in it can fail to encode), the page last: a page on
+    # disk always has its key, and a make stopped before its page is simply made again
+    _write_text(key_path, json.dumps(key, indent=1, ensure_ascii=True) + "\n")
     _write_text(page, page_html(data_block))
-    _write_text(key_path, json.dumps(key, indent=1, ensure_ascii=False) + "\n")
     return {"page": str(page), "key": str(key_path), "page_id": page_id,
             "examples": len(order), "quality_items": len(quality),
             "preference_items": len(preference), "dropped": dropped, "warnings": warnings}

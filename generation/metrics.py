@@ -121,8 +121,15 @@ def section_rouge(predicted: Sequence[ArticleSection], reference: Sequence[Artic
 
 def truncate_bytes(text: str, limit: int) -> str:
     """The longest prefix of ``text`` whose UTF-8 encoding fits in ``limit`` bytes; a character
-    that the limit would split is dropped whole."""
-    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    that the limit would split is dropped whole. A lone surrogate (text that is not UTF-8)
+    counts as the three bytes it would take and is kept as it is, never an error."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    if len(data) <= limit:
+        return text
+    end = max(limit, 0)
+    while end > 0 and 0x80 <= data[end] < 0xC0:  # data[end] continues the character before
+        end -= 1
+    return data[:end].decode("utf-8", errors="surrogatepass")
 
 
 def duc_recall(predictions: Sequence[str], references: Sequence[str],

@@ -41,8 +41,7 @@ def _rouge_figure(metrics: dict) -> bytes:
         for k, ext in enumerate(extractors):
             values = [metrics["extractive_rouge"][ext][c][rtype] for c in corpora]
             means = [100 * v["mean"] for v in values]
-            err = [[100 * (v["mean"] - v["low"]) for v in values],
-                   [100 * (v["high"] - v["mean"]) for v in values]]
+            err = error_bars(values)
             xs = [i + (k - (len(extractors) - 1) / 2) * width for i in range(len(corpora))]
             bars.append(ax.bar(xs, means, width, yerr=err, capsize=2,
                                color=COLORS[k % len(COLORS)],
@@ -117,3 +116,11 @@ def _png(fig) -> bytes:
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     return buf.getvalue()
+
+
+def error_bars(values: list[dict]) -> list[list[float]]:
+    """Matplotlib's ``yerr`` (below, above; in percent) of bootstrap intervals around their
+    means, each at least 0: with few resamples a bound can land on the wrong side of the mean
+    (the interval does not hold it), and that side's bar is then drawn empty."""
+    return [[max(0.0, 100 * (v["mean"] - v["low"])) for v in values],
+            [max(0.0, 100 * (v["high"] - v["mean"])) for v in values]]

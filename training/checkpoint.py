@@ -40,6 +40,8 @@ import os
 import random
 import re
 import sys
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,6 +210,14 @@ def write_text_atomically(path: Path, text: str) -> None:
 
 
 def read_checkpoint(path: Path, device: str | torch.device = "cpu") -> dict:
+    """The state a checkpoint holds, every byte of it checked against the CRC-32 its zip
+    records (torch.load does not check them, so a flipped byte would load as another weight).
+
+    Raises:
+        ValueError: the file does not read: cut short, a damaged entry (named), not a
+            checkpoint. :func:`latest_readable` then falls back to an older one.
+    """
+    check_crcs(path)
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as exc:  # torch raises many kinds (pickle, zip, runtime) for a bad file
@@ -215,6 +225,29 @@ def read_checkpoint(path: Path, device: str | torch.device = "cpu") -> dict:
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not a wikisum checkpoint (format {CHECKPOINT_FORMAT})")
     return state
+
+
+def check_crcs(path: Path) -> None:
+    """Refuse a checkpoint whose zip entries do not match their recorded CRC-32s, naming the
+    first damaged entry. A file that is not a zip (cut before its directory, or an old
+    non-zip torch file) is left to torch.load, which says what is wrong with it.
+
+    Raises:
+        ValueError: ``cannot read checkpoint PATH: ...``, as for any unreadable checkpoint.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except zipfile.BadZipFile as exc:
+        if zipfile.is_zipfile(path):  # the directory reads, an entry's header does not
+            raise ValueError(f"cannot read checkpoint {path}: {exc} (the file is "
+                             "damaged)") from exc
+        return
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise ValueError(f"cannot read checkpoint {path}: {exc} (the file is damaged)") from exc
+    if damaged is not None:
+        raise ValueError(f"cannot read checkpoint {path}: entry {damaged} does not match its "
+                         "CRC-32 (a damaged byte): the file is damaged")
 
 
 def rng_state() -> dict:

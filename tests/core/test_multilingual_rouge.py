@@ -104,3 +104,104 @@ def test_a_bad_language_in_a_record_is_an_error_naming_it():
     with pytest.raises(ValueError, match="id 7.*not a language tag"):
         evaluation.score_predictions([{"id": 7, "prediction": "a", "reference": "a",
                                        "lang": ["en"]}])
+
+
+# ------------------------------------------------------------------------------------------
+# ROUGE-L's longest common subsequence, bit-parallel: rouge-score's figures, in linear time.
+
+
+def _random_pair(seed: int, alphabet: int, longest: int) -> tuple[list[int], list[int]]:
+    import random
+
+    rng = random.Random(seed)
+    return ([rng.randrange(alphabet) for _ in range(rng.randint(0, longest))],
+            [rng.randrange(alphabet) for _ in range(rng.randint(0, longest))])
+
+
+LCS_FAMILIES = [  # (name, alphabet size, longest sequence, pairs drawn)
+    ("two symbols, short", 2, 12, 400),
+    ("two symbols, long (many carries)", 2, 300, 40),
+    ("few symbols, long", 4, 400, 40),
+    ("many symbols, long", 50, 500, 40),
+    ("longer than a machine word either way", 3, 130, 200),
+]
+
+
+@pytest.mark.parametrize(("alphabet", "longest", "pairs"), [c[1:] for c in LCS_FAMILIES],
+                         ids=[c[0] for c in LCS_FAMILIES])
+def test_lcs_length_equals_rouge_scores_table(alphabet, longest, pairs):
+    for seed in range(pairs):
+        a, b = _random_pair(seed, alphabet, longest)
+        want = rouge_scorer._lcs_table(a, b)[-1][-1] if a and b else 0
+        assert rouge.lcs_length(a, b) == want, (seed, a, b)
+        assert rouge.lcs_length(b, a) == want
+
+
+LCS_EDGES = [  # (name, a, b, the LCS length)
+    ("both empty", [], [], 0),
+    ("one empty", [], ["x"], 0),
+    ("identical", list("abcabc"), list("abcabc"), 6),
+    ("disjoint", list("abc"), list("xyz"), 0),
+    ("reversed", list("abcd"), list("dcba"), 1),
+    ("one inside a long other", list("ace"), list("abcde" * 100), 3),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "length"), [c[1:] for c in LCS_EDGES],
+                         ids=[c[0] for c in LCS_EDGES])
+def test_lcs_length_of_edge_cases(a, b, length):
+    assert rouge.lcs_length(a, b) == rouge.lcs_length(b, a) == length
+
+
+SCORED = [  # (name, language, words drawn from, the longest reference and prediction)
+    ("English with stems and digits", "en",
+     "the cat sat on mats running runs dogs dog houses a of 12 über".split(), 60, 300),
+    ("English, one side often empty", "en", ["the", "cat", "--"], 3, 5),
+    ("Russian words", "ru", "кошка сидела на ковре кошки собака".split(), 40, 200),
+]
+
+
+@pytest.mark.parametrize(("lang", "vocabulary", "reference_words", "prediction_words"),
+                         [c[1:] for c in SCORED], ids=[c[0] for c in SCORED])
+def test_scores_equal_rouge_scores_own_scorer(lang, vocabulary, reference_words,
+                                              prediction_words):
+    import random
+
+    rng = random.Random(0)
+    types = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
+    theirs = rouge_scorer.RougeScorer(list(types), tokenizer=rouge.tokenizer(lang))
+    ours = rouge.scorer(lang, types)
+    for _ in range(200):
+        reference = " ".join(rng.choice(vocabulary)
+                             for _ in range(rng.randint(0, reference_words)))
+        prediction = " ".join(rng.choice(vocabulary)
+                              for _ in range(rng.randint(0, prediction_words)))
+        assert ours.score(reference, prediction) == theirs.score(reference, prediction)
+
+
+LONG_SCRIPT = """
+import random, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, ({limit} << 20, {limit} << 20))
+from wikisum.core import rouge
+rng = random.Random(0)
+vocabulary = [f"w{{i}}ord" for i in range(5000)]
+prediction = " ".join(rng.choice(vocabulary) for _ in range({words}))
+reference = " ".join(rng.choice(vocabulary) for _ in range(200))
+start = time.perf_counter()
+scores = rouge.score(reference, prediction, "en")
+print(round(time.perf_counter() - start, 2), scores["rougeL"]["r"])
+"""
+
+
+def test_a_long_prediction_is_scored_in_bounded_time_and_memory():
+    # a million words against 200: a table of LCS lengths would hold 200 million cells
+    # (minutes, and GBs beyond the limit); the bit-parallel LCS scores it in seconds
+    import subprocess
+    import sys
+
+    script = LONG_SCRIPT.format(limit=1024, words=1_000_000)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=90, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seconds, recall = done.stdout.split()
+    assert float(seconds) < 30 and 0 < float(recall) <= 1

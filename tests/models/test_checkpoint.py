@@ -62,6 +62,64 @@ def test_load_names_an_unreadable_checkpoint(tmp_path):
         checkpoint.load(str(tmp_path), factory=TOY)
 
 
+def _entry_offset(path: Path, entry: str) -> tuple[int, int]:
+    """Where the bytes of zip entry ``entry`` (the first whose name ends so) start in
+    ``path``, and how many there are."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        info = next(i for i in archive.infolist() if i.filename.endswith(entry))
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        header = f.read(30)
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    return info.header_offset + 30 + name_length + extra_length, info.compress_size
+
+
+DAMAGED = [  # (name, the entry whose byte is flipped, where in it: a fraction of its length)
+    ("a weight's first byte", "data/0", 0.0),
+    ("a weight's middle byte", "data/0", 0.5),
+    ("the last weight's last byte", "data/LAST", 1.0),
+    ("the pickled structure", "data.pkl", 0.5),
+    ("the format version record", ".format_version", 0.0),
+]
+
+
+@pytest.mark.parametrize(("entry", "where"), [c[1:] for c in DAMAGED],
+                         ids=[c[0] for c in DAMAGED])
+def test_a_flipped_byte_is_refused_naming_the_entry_and_the_run_falls_back(
+        uninterrupted, tmp_path, capsys, entry, where):
+    import zipfile
+
+    run = copied_run(uninterrupted, tmp_path)
+    steps = checkpoint.checkpoints(str(run))
+    previous, (_, newest) = steps[-2], steps[-1]
+    if entry == "data/LAST":
+        with zipfile.ZipFile(newest) as archive:
+            entry = max((i.filename for i in archive.infolist() if "/data/" in i.filename),
+                        key=lambda name: int(name.rsplit("/", 1)[1]))
+    start, size = _entry_offset(newest, entry)
+    data = bytearray(newest.read_bytes())
+    data[start + min(int(where * size), size - 1)] ^= 0x10
+    newest.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"cannot read checkpoint {newest}: .*") as caught:
+        checkpoint.read_checkpoint(newest)
+    assert "\n" not in str(caught.value) and entry.rsplit("/", 1)[-1] in str(caught.value)
+    capsys.readouterr()
+    path, state = checkpoint.latest_readable(str(run))
+    assert (path, state["step"]) == (previous[1], previous[0])
+    warning = capsys.readouterr().err
+    assert f"warning: cannot read checkpoint {newest}" in warning
+    assert f"using the previous checkpoint {previous[1]}" in warning
+    assert checkpoint.load(str(run), factory=TOY).step == previous[0]
+
+
+def test_crc_check_reads_an_intact_checkpoint(uninterrupted):
+    for _, path in checkpoint.checkpoints(str(uninterrupted[0])):
+        checkpoint.check_crcs(path)  # raises nothing
+
+
 # ------------------------------------------------------------------------------------------
 # The vocabulary a run trained with: recorded by SHA-256, and another file in its place refused.
 

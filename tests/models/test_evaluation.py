@@ -72,6 +72,21 @@ def test_truncate_bytes_never_splits_a_character():
     assert truncate_bytes("short", 75) == "short"
 
 
+SURROGATES = [  # (name, text, limit, the prefix kept)
+    ("a surrogate after the limit", "abc\udcffdef", 3, "abc"),
+    ("a surrogate the limit splits", "ab\udcffcd", 4, "ab"),
+    ("a surrogate inside the limit", "a\ud800b", 5, "a\ud800b"),
+    ("a surrogate ending the limit", "a\ud800bc", 4, "a\ud800"),
+    ("a surrogate beside a multi-byte character", "é\udcffé", 5, "é\udcff"),
+]
+
+
+@pytest.mark.parametrize(("text", "limit", "kept"), [c[1:] for c in SURROGATES],
+                         ids=[c[0] for c in SURROGATES])
+def test_truncate_bytes_keeps_a_lone_surrogate_as_three_bytes(text, limit, kept):
+    assert truncate_bytes(text, limit) == kept
+
+
 def test_duc_recall_scores_only_the_first_75_bytes():
     reference = "the cat sat on the mat"
     prediction = "cat sat " + "x" * 70 + " mat"  # "mat" starts after byte 75

@@ -10,6 +10,7 @@ where memory is the point run in a child process under an address-space limit.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -309,6 +310,43 @@ def test_a_tampered_export_is_refused_naming_the_file_and_tensor(exported, tmp_p
         generation.summarize(str(folder), TEXTS, title="river city", max_len=4)
     one_line(str(caught.value))
     assert str(folder) in str(caught.value)
+
+
+DECODED = [c for c in EXPORTS if c[0] in {
+    "a NaN weight", "an inf weight", "a tensor of another shape",
+    "config.json with another vocabulary size", "an eos id outside the vocabulary"}]
+
+
+@pytest.mark.parametrize(("tamper", "message"), [c[1:] for c in DECODED],
+                         ids=[c[0] for c in DECODED])
+def test_decode_and_load_bundle_refuse_a_tampered_export_alike(exported, toy_data, tmp_path,
+                                                               tamper, message):
+    folder = tmp_path / "export"
+    shutil.copytree(exported, folder)
+    tamper(folder, _weights(exported), json.loads((exported / "config.json").read_text()))
+    with pytest.raises(ValueError, match=message) as caught:
+        generation.load_bundle(str(folder))
+    one_line(str(caught.value))
+    preds = tmp_path / "preds.jsonl"
+    with pytest.raises(SystemExit, match=message) as exited:
+        cli.main(["decode", "--run", str(folder), "--data", str(toy_data), "--split", "test",
+                  "--out", str(preds), "--max-len", "4"])
+    assert str(folder) in one_line(str(exited.value.code))
+    assert not preds.exists()
+
+
+def test_a_run_with_a_nan_weight_is_refused_by_load(tiny_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    [ckpt] = sorted((run / "checkpoints").glob("step-*.pt"))
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    weights = state["model"]
+    name = next(key for key, value in weights.items() if value.is_floating_point())
+    weights[name].view(-1)[0] = float("nan")
+    torch.save(state, ckpt)
+    with pytest.raises(ValueError, match=rf"weight {re.escape(name)} holds 1 NaN") as caught:
+        generation.load_bundle(str(run))
+    one_line(str(caught.value))
 
 
 def test_the_untampered_export_still_summarizes(exported):

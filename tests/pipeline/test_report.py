@@ -488,3 +488,26 @@ def test_table_2_counts_the_whole_article_and_its_sections():
     assert sorted(v for n, v in values if n == "citation_words") == [3, 4]
     assert totals["articles"] == 1
 
+
+
+INTERVALS = [  # (name, (low, mean, high) of each bar's bootstrap)
+    ("the low bound above the mean", [(0.31, 0.30, 0.35)]),
+    ("the high bound below the mean", [(0.25, 0.30, 0.29)]),
+    ("both bounds on the wrong side", [(0.32, 0.30, 0.28)]),
+    ("a zero-width interval", [(0.30, 0.30, 0.30)]),
+]
+
+
+@pytest.mark.parametrize("intervals", [c[1] for c in INTERVALS], ids=[c[0] for c in INTERVALS])
+def test_a_bootstrap_bound_beyond_the_mean_draws_an_empty_bar(intervals):
+    from wikisum.pipeline import report_plots
+
+    cell = {rtype: {"low": low, "mean": mean, "high": high}
+            for rtype in ("rouge1", "rouge2", "rougeL") for low, mean, high in intervals}
+    metrics = {"extractors": ["tfidf"], "corpora": ["combined"],
+               "rouge_types": ["rouge1", "rouge2", "rougeL"],
+               "extractive_rouge": {"tfidf": {"combined": cell}}, "articles": 3,
+               "split": "test"}
+    assert report_plots.rouge_figure(metrics)  # draws, where yerr < 0 raised
+    below, above = report_plots.error_bars([cell["rouge1"]])
+    assert min(below + above) >= 0

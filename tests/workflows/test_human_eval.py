@@ -62,6 +62,68 @@ def test_make_writes_the_page_and_the_key_and_says_where(tmp_path, capsys):
     assert status == 1 and "already holds a page and its key.json" in err
 
 
+def _surrogate_in(field: str):
+    def change(rows: list[dict]) -> list[dict]:
+        rows[1][field] = f"{rows[1][field]}\udcff"
+        return rows
+    return change
+
+
+NOT_TEXT = [  # (name, system b's name, what is done to its records, the one-line error)
+    ("a system name that is not UTF-8 (a path byte)", "b\udcfe", None,
+     r"--preds b\\udcfe=.*: the system name is not valid UTF-8"),
+    ("a lone surrogate in an id", "b", _surrogate_in("id"),
+     r"B.jsonl:2: id holds a lone surrogate"),
+    ("a lone surrogate in a prediction", "b", _surrogate_in("prediction"),
+     r"B.jsonl:2: prediction holds a lone surrogate"),
+    ("a lone surrogate in a reference", "b", _surrogate_in("reference"),
+     r"B.jsonl:2: reference holds a lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "message"), [c[1:] for c in NOT_TEXT],
+                         ids=[c[0] for c in NOT_TEXT])
+def test_text_that_is_not_utf8_is_refused_before_anything_is_written(tmp_path, capsys, name,
+                                                                     change, message):
+    import re
+
+    rows = records(1, 3)
+    paths = {"a": write_jsonl(tmp_path / "A.jsonl", records(0, 3)),
+             name: tmp_path / "B.jsonl"}
+    (tmp_path / "B.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in (change(rows) if change else rows)),
+        encoding="utf-8")
+    status, out, err = run_cli(make_argv(paths, tmp_path / "out", "--kind", "quality"), capsys)
+    assert status == 1 and re.search(message, err), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in out + err
+    assert not (tmp_path / "out" / "index.html").exists()
+    assert not (tmp_path / "out" / "key.json").exists()
+
+
+def test_the_key_is_written_before_the_page_and_a_stopped_make_is_made_again(
+        tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    from wikisum.generation import humaneval
+
+    preds = write_preds(tmp_path / "preds", ("alpha", "beta"), n=4)
+
+    def full_disk(data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(humaneval, "page_html", full_disk)
+    status, _, err = run_cli(make_argv(preds, tmp_path / "eval"), capsys)
+    assert status == 1 and "no space left on device" in err, err
+    assert (tmp_path / "eval" / "key.json").is_file()  # the key is whole before the page
+    assert not (tmp_path / "eval" / "index.html").exists()
+    monkeypatch.undo()
+    status, _, err = run_cli(make_argv(preds, tmp_path / "eval"), capsys)
+    assert status == 0, err
+    key = json.loads((tmp_path / "eval" / "key.json").read_text())
+    assert key["page_id"] in (tmp_path / "eval" / "index.html").read_text()
+
+
 @pytest.mark.parametrize("argv_tail,status,message", [
     (["--preds", "alpha.jsonl"], 2, "argument --preds: 'alpha.jsonl' is not NAME=PREDS.jsonl"),
     (["--preds", "=x.jsonl"], 2, "is not NAME=PREDS.jsonl"),
