@@ -316,9 +316,12 @@ class Dataset:
         Raises:
             FileNotFoundError: the dataset has no shards of ``split``; the message lists the
                 splits it has.
-            IncompleteOutput: as :meth:`files`.
+            IncompleteOutput: as :meth:`files`, and for shards of a split that dataset.json
+                does not record (a run that was writing them did not finish): the message
+                names the command to rerun.
         """
-        files = self.files(split) if split in self.splits() else []
+        recorded = isinstance(self.info.get("rows"), dict)
+        files = self.files(split) if recorded or split in self.splits() else []
         if not files:
             raise FileNotFoundError(f"{self.dir} has no {split!r} split; its splits: "
                                     f"{', '.join(self.splits()) or 'none'}")

@@ -168,12 +168,24 @@ def split_of(path: str) -> str | None:
     return SPLIT_NAMES.get(folder)
 
 
+def no_split(path: str) -> str:
+    """Why the split of the file ``path`` cannot be told, and how to name it so that it can."""
+    name = file_name(path)
+    suffix = name[name.index("."):] if "." in name else ""
+    return (f"{path}: no split in its name or its folder's, so its split cannot be told: name "
+            f"it for its split (train{suffix}, dev{suffix} or test{suffix}; valid, val and "
+            "validation are dev) or put it in a folder so named")
+
+
 def require_split(path: str) -> str:
+    """The split of ``path`` (:func:`split_of`).
+
+    Raises:
+        ValueError: neither its name nor its folder's says one (:func:`no_split`).
+    """
     split = split_of(path)
     if split is None:
-        raise ValueError(f"{path}: no split in its name or its folder's (one of "
-                         f"{', '.join(sorted(SPLIT_NAMES))} is expected, as each system names "
-                         "its files)")
+        raise ValueError(no_split(path))
     return split
 
 

@@ -18,9 +18,14 @@ paragraphs tokenised once, and every extractor's ranking, by the same function
   tokenised again with ``--vocab``. The other extractors are not computed, and dataset.json
   says why (``extractors_unavailable``), as the report does.
 
-The vocabulary, where none is given, is trained on a bounded sample of the train split (a first
-pass over the source). Outputs are staged under ``OUT/.temp-TOKEN`` and renamed into place;
-``dataset.json`` is written last, so a killed import leaves no dataset a reader would take.
+Before anything is read, each source is checked (:func:`check_sources`): a folder or glob must
+hold files of the format, each file's split must be told by its name (or, for ``jsonl``, by a
+``split`` field), and no source may be a ``wikisum write-as`` output that its run did not
+finish; a source that holds no example at all is refused too. The vocabulary, where none is
+given, is trained on a bounded sample of the train split (a first pass over the source).
+Outputs are staged under ``OUT/.temp-TOKEN`` and renamed into place; the dataset card, then
+``dataset.json``, are written last, so a killed import leaves no dataset a reader would take,
+and a finished one always has its card.
 Every example the source holds is accounted for: imported, or a counted problem written to
 ``OUT/import_problems/`` with its file, record and reason. Besides what the readers count
 (:mod:`wikisum.formats.datasets`: records over ``max_record_bytes`` or ``max_paragraphs``,
@@ -36,6 +41,8 @@ import json
 import logging
 import multiprocessing
 import os
+import posixpath
+import re
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -45,9 +52,20 @@ from wikisum.core import accounting, card, files, loader, outputs, schemas, shar
 from wikisum.core.progress import Progress, detail
 from wikisum.core.text import content_words
 from wikisum.extractors.ranking import rank_article
-from wikisum.formats import datasets
+from wikisum.formats import datasets, writing
 from wikisum.formats.config import GIVEN, IDS_ONLY, QUERY_CENTROID, ImportConfig, ReadLimits
-from wikisum.formats.examples import RESERVED_PIECE, hiersumm_symbols, safe_text
+from wikisum.formats.examples import (
+    RESERVED_PIECE,
+    expand,
+    file_name,
+    has_suffix,
+    hiersumm_symbols,
+    no_split,
+    require_split,
+    safe_text,
+    split_of,
+)
+from wikisum.formats.sources import is_source_text, is_table, table_records
 
 log = logging.getLogger("wikisum.import")
 
@@ -188,9 +206,16 @@ def _counted(items: Iterable, bar: Progress) -> Iterator:
         yield item
 
 
-def _vocab_texts(examples: Iterable, split: str) -> Iterator[str]:
+def _vocab_texts(examples: Iterable, split: str, problems: Counter | None = None
+                 ) -> Iterator[str]:
+    """The texts of ``split``'s examples; ``problems`` counts the records that are problems,
+    by reason."""
     for ex in examples:
-        if isinstance(ex, datasets.Problem) or ex.split != split:
+        if isinstance(ex, datasets.Problem):
+            if problems is not None:
+                problems[ex.reason] += 1
+            continue
+        if ex.split != split:
             continue
         yield ex.summary
         if ex.title:
@@ -201,16 +226,24 @@ def _vocab_texts(examples: Iterable, split: str) -> Iterator[str]:
 
 def train_vocabulary(config: ImportConfig, path: str) -> None:
     """A vocabulary trained on the source's train split (a bounded sample, a first pass)."""
+    problems: Counter = Counter()
     with Progress("import: vocabulary sample", unit="examples") as bar:
         texts, seen = vocab.smallest_hash_sample(
-            _vocab_texts(_counted(_source(config), bar), "train"), config.max_vocab_texts)
+            _vocab_texts(_counted(_source(config), bar), "train", problems),
+            config.max_vocab_texts)
+        records = bar.done
     if not texts:  # a dataset without a train split: its other splits
         texts, seen = vocab.smallest_hash_sample(
             (t for s in SPLITS[1:] for t in _vocab_texts(_source(config), s)),
             config.max_vocab_texts)
     if not texts:
-        raise ValueError(f"no example with text in {', '.join(config.sources)}: nothing to "
-                         "train a vocabulary on")
+        why = f"{records:,} records read, none with text"
+        if problems and sum(problems.values()) == records:
+            why = (f"all {records:,} records are problems ("
+                   + ", ".join(f"{reason} {n:,}" for reason, n in problems.most_common())
+                   + ")")
+        raise ValueError(f"no example with text in {', '.join(config.sources)} to train a "
+                         f"vocabulary on: {why}")
     detail(f"import: vocabulary from {len(texts):,} of {seen:,} texts")
     vocab.train_vocab(texts, path, config.vocab_size)
 
@@ -259,6 +292,77 @@ def reserved_problem(example, pieces: tuple[str, ...], texts=None) -> datasets.P
             return datasets.Problem("", example.id, RESERVED_PIECE, f"the text holds {found!r}, "
                                     "the vocabulary's marker: tokenised, it would read as one")
     return None
+
+
+# -- the sources, checked before anything is read or written -----------------------------------
+
+# The files each format's reader takes from a folder (formats.readers), and how they are named.
+FORMAT_FILES = {
+    "hiersumm": (lambda p: re.search(r"\.(train|valid|test)(\.\d+)?\.pt$", file_name(p))
+                 is not None, "WIKI.{train,valid,test}.N.pt"),
+    "graphsum": (lambda p: has_suffix(p, ".json"),
+                 "*.json arrays, the split in the name or the folder: train/, valid/, test/"),
+    "primera": (lambda p: has_suffix(p, ".pt"), "train.pt, valid.pt or val.pt, test.pt"),
+    "wikicatsum": (lambda p: is_table(p) or is_source_text(p),
+                   "{train,valid,test}-DOMAIN.jsonl, .json, .csv or .parquet, or the release's "
+                   "{train,valid,test}.src with its .tgt"),
+    "multinews": (lambda p: is_table(p) or is_source_text(p),
+                  "{train,validation,test} .jsonl, .json, .csv or .parquet, or the release's "
+                  "{train,val,test}.src with its .tgt"),
+    "jsonl": (lambda p: has_suffix(p, ".jsonl", ".json", ".parquet"),
+              "*.jsonl, *.json or *.parquet named for a split, train.jsonl, dev.jsonl, "
+              "test.jsonl, or whose records have a 'split' field"),
+}
+
+
+def source_files(format: str, source: str) -> list[str]:
+    """The files of the source ``source`` (a file, a folder or a glob) that the ``format``
+    reader reads.
+
+    Raises:
+        FileNotFoundError: ``source`` is not there, or is a glob that matches nothing.
+        ValueError: a folder or glob that holds no file of the format, or a write-as output
+            whose run did not finish (:func:`wikisum.formats.writing.unfinished`).
+    """
+    accept, named = FORMAT_FILES[format]
+    if files.is_dir(source) and (reason := writing.unfinished(source)):
+        raise ValueError(reason)
+    found = expand([source], accept)
+    if files.is_dir(source) or any(c in source for c in "*?["):
+        found = [p for p in found if accept(p)]
+        if not found:
+            raise ValueError(f"{source} holds no {format} files ({named})")
+    for folder in dict.fromkeys(posixpath.dirname(p.replace(os.sep, "/")) or "." for p in found):
+        if reason := writing.unfinished(folder):
+            raise ValueError(reason)
+    return found
+
+
+def check_sources(config: ImportConfig) -> None:
+    """Each source holds files of ``config.format`` whose split can be told (from the name, or
+    for ``jsonl`` from a ``split`` field), and none is an unfinished ``wikisum write-as``
+    output: else ValueError naming the path, before anything is read or written."""
+    for source in config.sources:
+        for path in source_files(config.format, source):
+            if config.format != "jsonl":
+                require_split(path)
+            elif split_of(path) is None and not _first_record_has_split(path, config):
+                raise ValueError(f"{no_split(path)}; or give each record a 'split' field "
+                                 "(its first has none)")
+
+
+def _first_record_has_split(path: str, config: ImportConfig) -> bool:
+    """Whether the first record of the JSON Lines (or Parquet) file ``path`` that reads as an
+    object has a ``split`` field (True for a file without one: its records are counted
+    problems)."""
+    records = table_records(path, config.max_record_bytes)
+    try:
+        for item in records:
+            if not isinstance(item, datasets.Problem) and isinstance(item[1], dict):
+                return "split" in item[1]
+    finally:
+        records.close()
+    return True
 
 
 class _Output:
@@ -318,6 +422,7 @@ def run(config: ImportConfig) -> dict:
     names = (GIVEN,) if ids_only else (config.extractors or tuple(
         n for n in extractors.NAMES if n != "learned"))
     _check_inputs(config, names)
+    check_sources(config)
     staging = files.join(config.out, f".temp-{uuid.uuid4().hex[:12]}")
     try:
         info = _run(config, names, staging)
@@ -383,6 +488,11 @@ def _run(config: ImportConfig, names: tuple[str, ...], staging: str) -> dict:
         if ranker is not None:
             ranker.close()
         bar.close()
+    if not counts["in"]:
+        output.abort()
+        holds = "holds" if len(config.sources) == 1 else "hold"
+        raise ValueError(f"{', '.join(config.sources)} {holds} no {config.format} example (its "
+                         "files are empty): nothing to import")
     _forget_earlier(config.out)
     rows, input_rows, errors = output.commit()
     if vocab_path.startswith(staging):
@@ -398,9 +508,10 @@ def _run(config: ImportConfig, names: tuple[str, ...], staging: str) -> dict:
         extractors_unavailable=_unavailable(names, ids_only),
         corpora_note="combined: every document of an example (an imported document is "
                      "neither a citation nor a search result)")
+    # The card before the completion record: a dataset.json is never without its card.
+    card.write_card(config.out, info)
     shards.write_text(files.join(config.out, outputs.DATASET_RECORD),
                       json.dumps(info, indent=1) + "\n")
-    card.write_card(config.out, info)
     return info
 
 

@@ -13,11 +13,14 @@ without rerunning anything.
     ModelInputs        the ready model input of each --model-inputs extractor x corpus x L
     WriteModelInputs   inputs/{EXTRACTOR}-{CORPUS}-{L}/{split}-SSSSS-of-NNNNN.parquet
     WriteDeadLetters   articles an extractor failed on
-    Commit             staged files renamed into place, then dataset.json, last
+    StageCard          the dataset card, made from what dataset.json will say
+    Commit             staged files renamed into place (the card with them), then dataset.json,
+                       last
 
-After the job, the dataset card (README.md, :mod:`wikisum.core.card`) is written from
-dataset.json: its front matter maps configs and splits to the files, so that
-``datasets.load_dataset(OUT)`` reads the ready model inputs.
+The dataset card (README.md, :mod:`wikisum.core.card`) is what dataset.json says: its front
+matter maps configs and splits to the files, so that ``datasets.load_dataset(OUT)`` reads the
+ready model inputs. It is renamed into place before dataset.json is written, so a finished
+dataset always has its card.
 
 The configuration (:class:`RankConfig`, :class:`InputSpec`, the defaults) is in
 :mod:`wikisum.pipeline.rank_config`, which the command line reads without importing Beam.
@@ -186,12 +189,26 @@ def build(p: beam.Pipeline, config: RankConfig, token: str) -> None:
                       lambda d: (d["record"], d["error"]), config.buffer_bytes))
 
     counts = ranked[TALLY] | "SumTallies" >> beamio.SumTallies()
+    card_path = FileSystems.join(out, card.CARD)
+
+    def info_of(files: list[Staged], counts: list) -> dict:
+        shown = [s for s in files if s.final != card_path]
+        return json.loads(json.dumps(dataset_info(config, shown, vocab.load(config.vocab),
+                                                  counts)))
 
     def record(files: list[Staged], counts: list) -> str:
-        info = dataset_info(config, files, vocab.load(config.vocab), counts)
-        return json.dumps(info, indent=1) + "\n"
+        return json.dumps(info_of(files, counts), indent=1) + "\n"
 
-    _ = (staged | "AllStaged" >> beam.Flatten()
+    def stage_card(_, files: list[Staged], counts: list) -> Staged:
+        return beamio.stage_text(card_path, staging, card.card_text(info_of(files, counts)))
+
+    # The card is staged from what the record will say and renamed into place with the shards,
+    # so a dataset.json is never without its card.
+    shards_staged = staged | "AllStaged" >> beam.Flatten()
+    staged_card = (p | "CardOnce" >> beam.Impulse()
+                   | "StageCard" >> beam.Map(stage_card, beam.pvalue.AsList(shards_staged),
+                                             beam.pvalue.AsSingleton(counts)))
+    _ = ((shards_staged, staged_card) | "WithCard" >> beam.Flatten()
          | "Commit" >> Commit(FileSystems.join(out, DATASET), record, output_globs(out)[:-1],
                               staging, side=[counts]))
 
@@ -236,6 +253,4 @@ def run(config: RankConfig, pipeline_options) -> dict | None:
     writes += output_globs(config.out)[len(SPLITS):]
     if not beamio.launch("rank", pipeline_options, lambda p: build(p, config, token), writes):
         return None
-    info = json.loads(shards.read_text(FileSystems.join(config.out, DATASET)))
-    card.write_card(config.out, info)
-    return info
+    return json.loads(shards.read_text(FileSystems.join(config.out, DATASET)))

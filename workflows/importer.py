@@ -30,8 +30,16 @@ kept (valid = dev).
 
 Without --vocab, a vocabulary is trained on the train split first (one more pass over the
 source). Examples that cannot be converted are counted by reason and listed in
-OUT/import_problems/. `.pt` files are read with torch.load(weights_only=True): a file that
-needs more than plain lists, dicts, strings and numbers is refused.
+OUT/import_problems/: malformed_json, malformed_row, missing_field, wrong_type,
+empty_summary, no_documents, unpaired_line, unread_rest, unknown_split, rank_error; too_large
+(a record or example over --max-record-bytes, skipped unread, never cut), too_deep (JSON nested
+too deep to walk), too_many_paragraphs (over --max-paragraphs), bad_encoding (not UTF-8),
+control_characters (NUL and the like), bad_ids and bad_target_ids (token ids outside the
+vocabulary or its markers), ambiguous_separator (a format's separators saying two things),
+reserved_piece (text holding the vocabulary's <t> or <sep>). `.pt` files are read with
+torch.load(weights_only=True): a file that needs more than plain lists, dicts, strings and
+numbers is refused. A folder that holds no file of the format, a file whose split cannot be
+told, and an unfinished `wikisum write-as` output are refused, naming the path.
 
 Outputs in --out (those of `wikisum rank`):
   {{train,dev,test}}-NNNNN-of-NNNNN.parquet   one row per example (schema: docs/data.md)
@@ -78,6 +86,15 @@ def add_parser(subparsers) -> None:
                                      "%(default)s)")
     p.add_argument("--limit", type=checks.count(1), metavar="N",
                    help="import the first N examples only (a quick look)")
+    p.add_argument("--max-record-bytes", type=checks.byte_size(),
+                   default=formats_config.MAX_RECORD_BYTES, metavar="SIZE",
+                   help="a larger record or example (text, and ids at 4 bytes each) is a "
+                        "too_large problem, skipped without being held (default: "
+                        f"{checks.format_size(formats_config.MAX_RECORD_BYTES)})")
+    p.add_argument("--max-paragraphs", type=checks.count(1),
+                   default=formats_config.MAX_EXAMPLE_PARAGRAPHS, metavar="N",
+                   help="an example with more paragraphs is a too_many_paragraphs problem "
+                        "(default: %(default)s)")
     p.set_defaults(func=run)
 
 
@@ -93,7 +110,8 @@ def make_config(args: argparse.Namespace) -> formats_config.ImportConfig:
         args.format, tuple(args.sources), args.out, vocab=args.vocab,
         source_vocab=args.source_vocab, vocab_size=args.vocab_size,
         max_vocab_texts=args.vocab_texts, extractors=() if ids_only else names,
-        num_shards=args.shards, workers=args.workers, limit=args.limit)
+        num_shards=args.shards, workers=args.workers, limit=args.limit,
+        max_record_bytes=args.max_record_bytes, max_paragraphs=args.max_paragraphs)
     if ids_only:
         default = f"{formats_config.GIVEN}-combined-{DEFAULT_INPUT.max_input_tokens}"
         available = [formats_config.GIVEN]

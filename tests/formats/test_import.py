@@ -5,6 +5,7 @@ read unchanged; and a dataset written out and imported again gives the same exam
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,272 @@ def test_ranking_processes_give_the_rows_one_process_gives(tmp_path):
     assert two["rows"] == one["rows"]
     for split in ("train", "dev", "test"):
         assert rows(two_dir, split) == rows(tmp_path / "one", split)
+
+
+# -- sources refused before anything is read or written --------------------------------------
+
+GOOD = {"id": "a", "title": "T", "documents": ["One two three four five.\nSix seven."],
+        "summary": "S one."}
+
+
+def jsonl_lines(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture(scope="module")
+def written_as(tmp_path_factory) -> tuple[Path, Path]:
+    """(a finished `wikisum write-as jsonl` output, the vocabulary of the dataset it wrote)."""
+    root = tmp_path_factory.mktemp("written-as")
+    write_generic(root / "src", the_cases(("train", "dev", "test")))
+    import_("jsonl", [root / "src"], root / "data", "--vocab-size", "200")
+    assert cli.main(["-q", "write-as", "jsonl", "--data", str(root / "data"), "--out",
+                     str(root / "out")]) == 0
+    return root / "out", root / "data" / "vocab.model"
+
+
+def unfinished_copy(written: Path, folder: Path) -> Path:
+    """A copy of a write-as output as a run killed between its renames leaves it: its files,
+    less the record it writes last."""
+    import shutil
+
+    shutil.copytree(written, folder)
+    (folder / ".wikisum-write-as.json").unlink()
+    return folder
+
+
+def _write_as_folder(tmp, written):
+    return "jsonl", [unfinished_copy(written, tmp / "wa")], tmp / "wa"
+
+
+def _write_as_file(tmp, written):
+    return "jsonl", [unfinished_copy(written, tmp / "wa") / "dev.jsonl"], tmp / "wa"
+
+
+def _write_as_glob(tmp, written):
+    return "jsonl", [f"{unfinished_copy(written, tmp / 'wa')}/*.jsonl"], tmp / "wa"
+
+
+def _write_as_inside_a_source_folder(tmp, written):
+    unfinished_copy(written, tmp / "src" / "wa")
+    jsonl_lines(tmp / "src" / "train.jsonl", [GOOD])
+    return "jsonl", [tmp / "src"], tmp / "src" / "wa"
+
+
+def _write_as_second_source(tmp, written):
+    good = jsonl_lines(tmp / "good" / "train.jsonl", [GOOD])
+    return "jsonl", [good, unfinished_copy(written, tmp / "wa")], tmp / "wa"
+
+
+def _empty_folder(fmt):
+    def make(tmp, written):
+        (tmp / "empty").mkdir()
+        return fmt, [tmp / "empty"], tmp / "empty"
+    return make
+
+
+def _folder_of_other_files(fmt, names):
+    def make(tmp, written):
+        (tmp / "other").mkdir()
+        for name in names:
+            (tmp / "other" / name).write_text("x\n")
+        return fmt, [tmp / "other"], tmp / "other"
+    return make
+
+
+def _glob_of_other_files(tmp, written):
+    (tmp / "other").mkdir()
+    (tmp / "other" / "notes.txt").write_text("x\n")
+    return "jsonl", [f"{tmp / 'other'}/*"], f"{tmp / 'other'}/*"
+
+
+def _jsonl_without_split(name, records):
+    def make(tmp, written):
+        return "jsonl", [jsonl_lines(tmp / "src" / name, records)], tmp / "src" / name
+    return make
+
+
+def _multinews_without_split(tmp, written):
+    path = jsonl_lines(tmp / "src" / "data.jsonl", [{"document": "a b c", "summary": "s"}])
+    return "multinews", [path], path
+
+
+def _empty_split_files(tmp, written):
+    jsonl_lines(tmp / "src" / "train.jsonl", [])
+    jsonl_lines(tmp / "src" / "test.jsonl", [])
+    return "jsonl", [tmp / "src"], tmp / "src"
+
+
+# (case, sources made in the folder -> (format, sources, the path the refusal names), words the
+# refusal says). Each is refused in one line before anything is written, with a vocabulary given
+# and without (trained from the source).
+REFUSED = [
+    ("write-as-without-record-folder", _write_as_folder, ("unfinished", "write-as")),
+    ("write-as-without-record-file", _write_as_file, ("unfinished", "write-as")),
+    ("write-as-without-record-glob", _write_as_glob, ("unfinished", "write-as")),
+    ("write-as-without-record-in-a-folder", _write_as_inside_a_source_folder,
+     ("unfinished", "write-as")),
+    ("write-as-without-record-second-source", _write_as_second_source,
+     ("unfinished", "write-as")),
+    ("jsonl-empty-folder", _empty_folder("jsonl"), ("holds no jsonl files", "train.jsonl")),
+    ("multinews-empty-folder", _empty_folder("multinews"), ("holds no multinews files",)),
+    ("hiersumm-empty-folder", _empty_folder("hiersumm"),
+     ("holds no hiersumm files", "WIKI.{train,valid,test}.N.pt")),
+    ("primera-empty-folder", _empty_folder("primera"), ("holds no primera files", "train.pt")),
+    ("graphsum-empty-folder", _empty_folder("graphsum"), ("holds no graphsum files",)),
+    ("wikicatsum-empty-folder", _empty_folder("wikicatsum"), ("holds no wikicatsum files",)),
+    ("jsonl-folder-of-text-files", _folder_of_other_files("jsonl", ["a.txt", "b.csv"]),
+     ("holds no jsonl files",)),
+    ("multinews-folder-of-tgt-files", _folder_of_other_files("multinews", ["train.tgt"]),
+     ("holds no multinews files", ".src")),
+    ("jsonl-folder-of-hidden-files", _folder_of_other_files("jsonl", [".train.jsonl"]),
+     ("holds no jsonl files",)),
+    ("hiersumm-folder-of-other-pt", _folder_of_other_files("hiersumm", ["model.pt"]),
+     ("holds no hiersumm files",)),
+    ("jsonl-glob-of-other-files", _glob_of_other_files, ("holds no jsonl files",)),
+    ("jsonl-named-without-split", _jsonl_without_split("import.jsonl", [GOOD, GOOD]),
+     ("split cannot be told", "train.jsonl", "'split' field")),
+    ("jsonl-named-without-split-first-not-an-object",
+     _jsonl_without_split("data.jsonl", ["not an object", GOOD]),
+     ("split cannot be told", "train.jsonl")),
+    ("multinews-named-without-split", _multinews_without_split,
+     ("split cannot be told", "train.jsonl")),
+    ("split-files-without-records", _empty_split_files, ("no", "example")),
+]
+
+
+def refusal(argv: list) -> str:
+    with pytest.raises(SystemExit) as exc:
+        cli.main([str(a) for a in argv])
+    return str(exc.value.code)
+
+
+@pytest.mark.parametrize("vocab", [False, True], ids=["trained-vocab", "given-vocab"])
+@pytest.mark.parametrize("case,make,says", REFUSED, ids=[c[0] for c in REFUSED])
+def test_an_import_source_that_cannot_be_read_as_asked_is_refused_in_one_line(
+        case, make, says, vocab, written_as, tmp_path):
+    written, vocab_model = written_as
+    fmt, sources, named = make(tmp_path, written)
+    out = tmp_path / "data"
+    extra = ["--vocab", vocab_model] if vocab else []
+    if fmt in ("hiersumm", "graphsum"):
+        extra += ["--source-vocab", vocab_model]
+    message = refusal(["-q", "import", fmt, *sources, "--out", out, "--workers", "1",
+                       "--vocab-size", "40", *extra])
+    assert message.startswith("wikisum import: ") and "\n" not in message, message
+    assert str(named) in message and all(w in message for w in says), message
+    assert not (out / "dataset.json").exists()
+
+
+def test_a_jsonl_file_named_for_no_split_whose_records_say_it_is_imported(tmp_path):
+    path = jsonl_lines(tmp_path / "src" / "import.jsonl",
+                       [{**GOOD, "id": str(i), "split": split}
+                        for i, split in enumerate(["train"] * 6 + ["dev", "test"])])
+    info = import_("jsonl", [path], tmp_path / "data", "--vocab-size", "40")
+    assert info["rows"] == {"train": 6, "dev": 1, "test": 1}
+
+
+def test_a_finished_write_as_output_is_imported(written_as, tmp_path):
+    written, _ = written_as
+    info = import_("jsonl", [written], tmp_path / "data", "--vocab-size", "200")
+    assert info["rows"] == {"train": 12, "dev": 3, "test": 3}
+
+
+def test_a_source_whose_records_are_all_problems_says_so(tmp_path):
+    path = jsonl_lines(tmp_path / "src" / "train.jsonl", [{"id": "x"}, {"id": "y"}])
+    message = refusal(["-q", "import", "jsonl", path, "--out", tmp_path / "data",
+                       "--workers", "1"])
+    assert str(path) in message and "all 2 records are problems" in message, message
+    assert "missing_field 2" in message and "\n" not in message
+
+
+# -- what one example may be, set on the command line ----------------------------------------
+
+def paragraphs(n: int, words: int = 3) -> list[str]:
+    return ["\n".join(" ".join(f"w{i}x{j}" for j in range(words)) for i in range(n))]
+
+
+# (case, the options, the records of train.jsonl beside GOOD ones, the reasons counted)
+LIMITS = [
+    ("record-over-max-record-bytes", ["--max-record-bytes", "2KB"],
+     [{**GOOD, "id": "big", "documents": ["word " * 600]}], {"too_large": 1}),
+    ("example-over-max-paragraphs", ["--max-paragraphs", "5"],
+     [{**GOOD, "id": "many", "documents": paragraphs(6)}], {"too_many_paragraphs": 1}),
+    ("at-max-paragraphs-kept", ["--max-paragraphs", "6"],
+     [{**GOOD, "id": "many", "documents": paragraphs(6)}], {}),
+    ("both-limits", ["--max-record-bytes", "2KB", "--max-paragraphs", "5"],
+     [{**GOOD, "id": "big", "documents": ["word " * 600]},
+      {**GOOD, "id": "many", "documents": paragraphs(6)}],
+     {"too_large": 1, "too_many_paragraphs": 1}),
+]
+
+
+@pytest.mark.parametrize("case,options,records,dropped", LIMITS, ids=[c[0] for c in LIMITS])
+def test_import_limits_from_the_command_line_are_counted_drops(case, options, records, dropped,
+                                                               tmp_path):
+    goods = [{**GOOD, "id": f"g{i}"} for i in range(4)]
+    path = jsonl_lines(tmp_path / "src" / "train.jsonl", [*goods, *records])
+    info = import_("jsonl", [path], tmp_path / "data", "--vocab-size", "40", *options)
+    stage = info["stages"]["import"]
+    assert stage["dropped"] == dropped and stage["balanced"]
+    assert stage["kept"] == len(goods) + len(records) - sum(dropped.values())
+
+
+@pytest.mark.parametrize("option,value,says", [
+    ("--max-record-bytes", "lots", "not a size"), ("--max-record-bytes", "0", "at least"),
+    ("--max-paragraphs", "0", "at least"), ("--max-paragraphs", "1.5", "not an integer")])
+def test_a_bad_import_limit_is_a_usage_error(option, value, says, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["import", "jsonl", str(tmp_path), "--out", str(tmp_path / "o"), option, value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: " in err and says in err, err
+
+
+def test_the_import_help_names_every_drop_reason_and_limit():
+    from wikisum.formats import datasets
+
+    text = cli.commands(cli.build_parser())["import"].format_help()
+    for reason in (*datasets.REASONS, "unknown_split", "rank_error"):
+        assert reason in text, reason
+    assert "--max-record-bytes" in text and "--max-paragraphs" in text
+
+
+# A child that runs a command and prints, in order, each file it opens to write or renames to
+# under OUT (Python's audit events): the order in which a killed run leaves them.
+WRITE_ORDER = """
+import os, sys
+OUT = os.path.abspath(sys.argv[1])
+def hook(event, args):
+    if event == "open" and args[1] is not None and any(c in args[1] for c in "wax+"):
+        path = args[0]
+    elif event == "os.rename":
+        path = args[1]
+    else:
+        return
+    if isinstance(path, (str, bytes)) and os.path.abspath(os.fsdecode(path)).startswith(OUT):
+        print("WROTE", os.path.basename(os.fsdecode(path)), flush=True)
+sys.addaudithook(hook)
+from wikisum.workflows import cli
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def test_the_card_is_written_before_the_completion_record(tmp_path):
+    import os
+    import subprocess
+
+    write_generic(tmp_path / "src", the_cases(("train", "dev", "test")))
+    out = tmp_path / "data"
+    (tmp_path / "tmp").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", WRITE_ORDER, str(out), "-q", "import", "jsonl",
+         str(tmp_path / "src"), "--out", str(out), "--vocab-size", "200", "--shards", "1",
+         "--workers", "1"], capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    wrote = [line.split(" ", 1)[1] for line in done.stdout.splitlines()
+             if line.startswith("WROTE ")]
+    last = {name: i for i, name in enumerate(wrote)}
+    assert last["README.md"] < last["dataset.json"], wrote

@@ -248,3 +248,38 @@ def test_the_unknown_word_marker_is_the_unk_id(converted):
     # the marker is not text the vocabulary learns pieces for
     assert all(p not in ("<", ">", "unk>") for p in
                (sp.id_to_piece(i) for i in range(sp.get_piece_size())))
+
+
+# A split's shards left in the dataset while dataset.json no longer records the split (a
+# convert-pairs run that was rewriting the record was killed): the loader names the rerun. A
+# split neither recorded nor on disk is one the dataset does not have.
+UNRECORDED = [
+    pytest.param("train", True, "IncompleteOutput", "wikisum convert-pairs --split train",
+                 id="train-shards-unrecorded"),
+    pytest.param("dev", True, "IncompleteOutput", "wikisum convert-pairs --split dev",
+                 id="dev-shards-unrecorded"),
+    pytest.param("test", False, "FileNotFoundError", "has no 'test' split",
+                 id="no-such-split"),
+]
+
+
+@pytest.mark.parametrize("split,shards_there,error,says", UNRECORDED)
+def test_a_split_dataset_json_does_not_record_names_the_rerun(converted, tmp_path, split,
+                                                              shards_there, error, says):
+    import shutil
+
+    _, out = converted
+    data = tmp_path / "data"
+    shutil.copytree(out, data)
+    info = json.loads((data / "dataset.json").read_text())
+    info["rows"].pop(split, None)
+    (data / "dataset.json").write_text(json.dumps(info))
+    assert any(data.glob(f"{split}-*.parquet")) == shards_there
+    dataset = loader.Dataset(str(data))
+    for read in (lambda: dataset.split_files(split), lambda: next(dataset.rows(split)),
+                 lambda: next(dataset.examples(split, max_input_tokens=10))):
+        with pytest.raises(Exception) as caught:
+            read()
+        message = str(caught.value)
+        assert type(caught.value).__name__ == error and says in message, message
+        assert str(data) in message and "\n" not in message
