@@ -3,18 +3,17 @@ path it could not write and the cause (ENOSPC); nothing it left is taken by the 
 that reads the output; an earlier finished output in --out, on a disk with no room for a second
 copy, is kept whole.
 
-Each case runs the command in a child, in a private mount namespace (``unshare -rm``) where a
-small tmpfs is mounted over the output's folder: a disk of a known size, seen by that child
-only. The same child copies what is on it out before it exits (the tmpfs goes with the
-namespace), and the test reads that copy."""
+Each case runs the command in a child with a mount namespace of its own, where a small tmpfs is
+mounted over the output's folder: a disk of a known size, seen by that child only. The children
+are forked from one server (killpoints.Commands) started as root of a user namespace of its own
+(``unshare -rm``). The same child copies what is on the disk out before it exits (the tmpfs goes
+with the namespace), and the test reads that copy. Each command's output written whole on an
+ordinary disk is made once a module and shared by both tests."""
 
 from __future__ import annotations
 
 import math
-import os
-import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "formats"))
 
+import killpoints  # noqa: E402
 from dataset_files import cases, write_generic  # noqa: E402
 
 from wikisum.workflows import cli  # noqa: E402
@@ -106,65 +106,72 @@ def visible(out: Path) -> dict[str, bytes]:
             if p.is_file() and not any(x.startswith(".") for x in p.relative_to(out).parts)}
 
 
-def on_small_disk(argv: list, size: int, disk: Path, earlier: Path | None, name: str,
-                  back: Path, tmp: Path) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def commands(tmp_path_factory):
+    """The server the commands are forked from (killpoints.Commands), in a user and mount
+    namespace of its own, so that each child can mount a disk of its own."""
+    server = killpoints.Commands(tmp_path_factory.mktemp("commands"), wrap=(UNSHARE, "-rm"))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def whole(built_sample, sample_corpus, sample_run, tmp_path_factory):
+    """A case's command line and its output written whole on an ordinary disk, once a module:
+    ``whole(name) -> (argv, output)``. Read it, never write into it."""
+    folder = tmp_path_factory.mktemp("whole")
+    root = folder / "in"
+    root.mkdir()
+    (folder / "sample").symlink_to(sample_corpus[0])
+    done: dict[str, tuple[list, Path]] = {}
+
+    def get(name: str) -> tuple[list, Path]:
+        if name not in done:
+            case = CASES[name]
+            argv = case.argv(root, built_sample[0], sample_run)
+            out = folder / name / ("out.jsonl" if case.file else "out")
+            main(["-q", *[str(out) if a == "{out}" else a for a in argv]])
+            done[name] = (argv, out)
+        return done[name]
+    return get
+
+
+def on_small_disk(commands: killpoints.Commands, argv: list, size: int, disk: Path,
+                  earlier: Path | None, name: str, back: Path, tmp: Path) -> killpoints.Run:
     """``wikisum ARGV`` with a tmpfs of ``size`` bytes mounted on ``disk`` (``earlier`` copied
-    onto it first as ``name``), in a private mount namespace; what the disk holds after is
-    copied to ``back``."""
-    disk.mkdir(parents=True, exist_ok=True)
-    back.mkdir(parents=True, exist_ok=True)
-    command = " ".join(shlex.quote(str(a)) for a in
-                       [sys.executable, "-m", "wikisum.workflows.cli", *argv])
-    copy = (f"cp -a {shlex.quote(str(earlier))} {shlex.quote(str(disk / name))} && "
-            if earlier is not None else "")
-    script = (f"mount -t tmpfs -o size={size} tmpfs {shlex.quote(str(disk))} && {copy}"
-              f"{{ {command}; echo $? > {shlex.quote(str(back / 'rc'))}; }}; "
-              f"cp -a {shlex.quote(str(disk))}/. {shlex.quote(str(back / 'disk'))}")
-    return subprocess.run([UNSHARE, "-rm", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=300, check=False, env={**os.environ, "TMPDIR": str(tmp)})
+    onto it first as ``name``), in a mount namespace of the child's own; what the disk holds
+    after is copied to ``back/disk``."""
+    return commands.run(argv, [], tmp, disk={"path": disk, "size": size, "earlier": earlier,
+                                             "name": name, "back": back})
 
 
-def check_the_one_line(case: Case, done: subprocess.CompletedProcess, back: Path,
-                       disk: Path) -> str:
-    assert (back / "rc").read_text().strip() not in ("0", ""), done.stderr[-2000:]
+def check_the_one_line(case: Case, done: killpoints.Run, disk: Path) -> str:
+    assert done.returncode not in (0, -9), done.stderr[-2000:]
     last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
     assert last.startswith(f"wikisum {case.command}:"), done.stderr[-3000:]
     assert "ENOSPC" in last and str(disk) in last, last
     return last
 
 
-# After a command fails, wikisum updates the record of the files it owns beside a file output
-# (.wikisum-files.json), on the same full disk: that write's error replaces the one line.
-FILES_RECORD_ON_A_FULL_DISK = pytest.mark.xfail(
-    strict=True, reason="the ownership guard's finish writes .wikisum-files.json on the full disk "
-    "and its OSError replaces the one-line message (core/ownership.py, workflows/cli.py)")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[FILES_RECORD_ON_A_FULL_DISK]
-                                               if c.file else []) for n, c in CASES.items()])
-def test_a_full_disk_is_one_line_and_nothing_partial_is_read(name, built_sample, sample_corpus,
-                                                            sample_run, tmp_path):
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_full_disk_is_one_line_and_nothing_partial_is_read(name, built_sample, commands,
+                                                            whole, tmp_path):
     case = CASES[name]
     built, _ = built_sample
-    root = tmp_path / "in"
-    root.mkdir()
-    (tmp_path / "sample").symlink_to(sample_corpus[0])
-    argv = case.argv(root, built, sample_run)
-    whole = tmp_path / "whole" / ("out.jsonl" if case.file else "out")
-    main(["-q", *[str(whole) if a == "{out}" else a for a in argv]])
+    argv, output = whole(name)
     scratch = tmp_path / "read"
     (scratch / "whole").mkdir(parents=True)
     (scratch / "left").mkdir()
-    case.read(whole, scratch / "whole", built)  # the reader takes a whole output
+    case.read(output, scratch / "whole", built)  # the reader takes a whole output
     disk = tmp_path / "disk"
-    out = disk / whole.name
+    out = disk / output.name
     # room for wikisum's bookkeeping (the lock, the marker, the record of its files), not for
     # the output
-    size = max(PAGE * 6, blocks(whole) // 2 // PAGE * PAGE)
-    done = on_small_disk([str(out) if a == "{out}" else a for a in argv], size, disk, None,
-                         whole.name, tmp_path / "back", tmp_path / "tmp")
-    check_the_one_line(case, done, tmp_path / "back", disk)
-    left = tmp_path / "back" / "disk" / whole.name
+    size = max(PAGE * 6, blocks(output) // 2 // PAGE * PAGE)
+    done = on_small_disk(commands, [str(out) if a == "{out}" else a for a in argv], size, disk,
+                         None, output.name, tmp_path / "back", tmp_path / "tmp")
+    check_the_one_line(case, done, disk)
+    left = tmp_path / "back" / "disk" / output.name
     if left.exists():
         with pytest.raises((SystemExit, Exception)) as refused:
             case.read(left, scratch / "left", built)
@@ -172,23 +179,18 @@ def test_a_full_disk_is_one_line_and_nothing_partial_is_read(name, built_sample,
 
 
 @pytest.mark.parametrize("name", [n for n, c in CASES.items() if not c.file])
-def test_a_full_disk_keeps_the_earlier_output_whole(name, built_sample, sample_corpus,
-                                                    sample_run, tmp_path):
+def test_a_full_disk_keeps_the_earlier_output_whole(name, built_sample, commands, whole,
+                                                    tmp_path):
     case = CASES[name]
     built, _ = built_sample
-    root = tmp_path / "in"
-    root.mkdir()
-    (tmp_path / "sample").symlink_to(sample_corpus[0])
-    argv = case.argv(root, built, sample_run)
-    whole = tmp_path / "whole" / "out"
-    main(["-q", *[str(whole) if a == "{out}" else a for a in argv]])
-    before = visible(whole)
+    argv, output = whole(name)
+    before = visible(output)
     disk = tmp_path / "disk"
     out = disk / "out"
-    size = blocks(whole) + max(PAGE * 2, blocks(whole) // 2 // PAGE * PAGE)
-    done = on_small_disk([str(out) if a == "{out}" else a for a in argv], size, disk, whole,
-                         "out", tmp_path / "back", tmp_path / "tmp")
-    check_the_one_line(case, done, tmp_path / "back", disk)
+    size = blocks(output) + max(PAGE * 2, blocks(output) // 2 // PAGE * PAGE)
+    done = on_small_disk(commands, [str(out) if a == "{out}" else a for a in argv], size, disk,
+                         output, "out", tmp_path / "back", tmp_path / "tmp")
+    check_the_one_line(case, done, disk)
     left = tmp_path / "back" / "disk" / "out"
     assert visible(left) == before
     scratch = tmp_path / "read"

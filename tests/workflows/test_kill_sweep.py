@@ -3,11 +3,13 @@ reads the output refuses what the killed run left, in one line naming the output
 command to rerun, or finds the output whole; and the same command run again finishes the job,
 its output equal to an uninterrupted run's.
 
-Each command runs in a child process that counts its writes under its output (Python's audit
-events: a file opened to write, a rename, a removal; see killpoints.py) and kills itself at the
-K-th: the kill points are the first write, the last and some between, the same on every run.
-Each sweep runs twice: into a new output, and over an earlier finished output of the same
-command (a rerun killed part-way must not leave a mix that a reader takes)."""
+Each command runs in a child process, forked from a server that has imported wikisum and its
+libraries once (killpoints.Commands), that counts its writes under its output (Python's audit
+events: a file opened to write, a rename, a removal) and kills itself at the K-th: the kill
+points are the first write, the last and one between, the same on every run; for the Beam jobs
+(report, rank), whose runs take seconds each, the middle and the last. Each sweep runs twice:
+into a new output, and over an earlier finished output of the same command (a rerun killed
+part-way must not leave a mix that a reader takes)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from dataset_files import cases, write_generic  # noqa: E402
 from humaneval_files import write_preds  # noqa: E402
 
 from wikisum.core import loader  # noqa: E402
+from wikisum.pipeline.sample import write_sample  # noqa: E402
 from wikisum.workflows import cli  # noqa: E402
 
 POINTS = 3  # kill points a command is swept at (of those that write its output)
@@ -45,12 +48,12 @@ class Job:
     read: Callable[[Path, Path], None]
     # visible files whose bytes may differ between two whole runs (times, absolute paths)
     varying: tuple[str, ...] = ()
-    # files written after the completion record, which a reader does not need (a dataset's
-    # card): a kill between the two leaves a whole output without them
-    after_record: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
     # what "no earlier output" means where the output lives among other files
     clear: Callable[[], None] | None = None
+    # the kill points of a run the command is killed at (of those that write its output)
+    sweep: Callable[[list[int]], list[int]] = lambda points: killpoints.sweep_points(points,
+                                                                                    POINTS)
 
 
 def main(argv: list) -> None:
@@ -115,8 +118,7 @@ def import_job(root: Path, built: Path, run: Path) -> Job:
     out = root / "out"
     return Job("import", ["-q", "import", "jsonl", src, "--out", out, "--vocab-size", "200",
                           "--shards", "1", "--workers", "1"], [out], out,
-               lambda o, s: main(["-q", "write-as", "jsonl", "--data", o, "--out", s / "r"]),
-               after_record=("README.md",))
+               lambda o, s: main(["-q", "write-as", "jsonl", "--data", o, "--out", s / "r"]))
 
 
 def write_as_job(fmt: str) -> Callable:
@@ -147,6 +149,8 @@ def human_eval_make_job(root: Path, built: Path, run: Path) -> Job:
         argv += ["--preds", f"{name}={path}"]
 
     def read(o: Path, s: Path) -> None:
+        # an annotator opens the page: a folder without it is no page (the key comes first)
+        whole_or_refused("human-eval make", "index.html")(o, s)
         main(["-q", "human-eval", "score", "--key", o / "key.json", "--answers",
               answers(o / "key.json", s), "--out", s / "scores"])
         page_id = json.loads((o / "key.json").read_text())["page_id"]
@@ -193,12 +197,19 @@ def whole_or_refused(command: str, record: str = "") -> Callable[[Path, Path], N
     return read
 
 
+def middle_and_last(points: list[int]) -> list[int]:
+    """The kill points of a command whose runs take seconds each (a Beam job): the middle one
+    (its job's files half rewritten) and the last (all but the completion record)."""
+    return sorted({points[len(points) // 2], points[-1]})
+
+
 def report_job(root: Path, built: Path, run: Path) -> Job:
     out = root / "out"
-    return Job("report", ["-q", "report", "--data", built / "data", "--out", out,
+    return Job("report", ["-q", "report", "--data", built / "data", "--out", out, "--limit", "2",
                           "--lengths", "50", "--bootstrap", "20", "--split", "dev"], [out], out,
                lambda o, s: main(["-q", "report", "--compare", o, o, "--out", s / "r"]),
-               varying=("metrics.json", "report.html", "report.md"))  # times taken
+               varying=("metrics.json", "report.html", "report.md"),  # times taken
+               sweep=middle_and_last)
 
 
 def vocab_job(root: Path, built: Path, run: Path) -> Job:
@@ -255,12 +266,17 @@ def write_pairs(root: Path) -> None:
 
 
 def rank_job(root: Path, built: Path, run: Path) -> Job:
+    # an ingest of a small corpus of its own: ranking takes time per article
+    sample, ingest = root / "sample", root / "ingest"
+    write_sample(sample, articles=12, seed=0)
+    main(["-q", "ingest", "--wiki", sample / "enwiki-sample-pages-articles.xml.bz2",
+          "--warc", sample / "warc" / "*.warc.gz", "--out", ingest, "--shards", "1"])
     out = root / "out"
-    return Job("rank", ["-q", "rank", "--data", built / "ingest", "--vocab",
-                        built / "vocab.model", "--out", out, "--shards", "1"], [out], out,
+    return Job("rank", ["-q", "rank", "--data", ingest, "--vocab", built / "vocab.model",
+                        "--out", out, "--shards", "1"], [out], out,
                lambda o, s: main(["-q", "write-as", "jsonl", "--data", o, "--out", s / "r",
                                   "--extractor", "tfidf"]),
-               after_record=("README.md",))
+               sweep=middle_and_last)
 
 
 def decode_job(root: Path, built: Path, run: Path) -> Job:
@@ -288,48 +304,60 @@ JOBS = {
 }
 
 
-# convert-pairs takes a split out of dataset.json while it rewrites it; the loader then says
-# the split is missing without naming the command to rerun.
-UNRECORDED_SPLIT = pytest.mark.xfail(
-    strict=True, reason="core/loader.py Dataset.split_files refuses a split that dataset.json "
-    "does not record as missing ('has no 'train' split'), never reaching Dataset.files' "
-    "refusal of unrecorded shards, which names `wikisum convert-pairs --split`")
-CASES = [pytest.param(name, over, id=f"{name}-{over}",
-                      marks=[UNRECORDED_SPLIT] if (name, over) == ("convert-pairs", "earlier")
-                      else [])
+CASES = [pytest.param(name, over, id=f"{name}-{over}")
          for name in JOBS for over in ("new", "earlier")]
+
+
+@pytest.fixture(scope="module")
+def commands(tmp_path_factory):
+    """The server the killed commands are forked from (killpoints.Commands)."""
+    server = killpoints.Commands(tmp_path_factory.mktemp("commands"))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def jobs(built_sample, sample_run, tmp_path_factory):
+    """Each command's job, its inputs made once a module and shared by its two settings:
+    ``jobs(name) -> Job``. A test starts from no output (``Job.clear``)."""
+    folder = tmp_path_factory.mktemp("jobs")
+    made: dict[str, Job] = {}
+
+    def get(name: str) -> Job:
+        if name not in made:
+            made[name] = JOBS[name](folder / name, built_sample[0], sample_run)
+            if made[name].extra.get("pairs"):
+                write_pairs(folder / name)
+        return made[name]
+    return get
 
 
 @pytest.mark.parametrize("name,over", CASES)
 def test_a_killed_command_is_refused_by_its_reader_and_finished_by_a_rerun(
-        name, over, built_sample, sample_run, tmp_path):
-    built, _ = built_sample
-    job = JOBS[name](tmp_path / "job", built, sample_run)
+        name, over, jobs, commands, tmp_path):
+    job = jobs(name)
     final = job.extra.get("final", False)
     if final and over == "earlier":
         pytest.skip(f"{job.command} never replaces a finished output")
-    if job.extra.get("pairs"):
-        write_pairs(tmp_path / "job")
+    job.clear() if job.clear else remove(job.roots)
     if over == "earlier":  # the kill points of a rerun over a finished output are counted
         main(job.argv)
-    counted = killpoints.count(job.argv, job.roots, tmp_path / "tmp")
+    counted = commands.count(job.argv, job.roots, tmp_path / "tmp")
     assert counted.returncode == 0, counted.stderr[-2000:]
     reference = visible(job.out)
     assert reference, f"{name} wrote nothing visible under {job.out}"
     assert refusal(job.read, job.out, tmp_path / "read-whole") is None
-    for point in killpoints.sweep_points(killpoints.work_points(counted), POINTS):
+    for point in job.sweep(killpoints.work_points(counted)):
         if over == "new":
             job.clear() if job.clear else remove(job.roots)
         # else: the output is whole, from the count or the last rerun
-        killed = killpoints.kill_at(job.argv, job.roots, tmp_path / "tmp", point)
+        killed = commands.kill_at(job.argv, job.roots, tmp_path / "tmp", point)
         where = f"{name} killed at write {point} of {counted.points} ({over}: " \
                 f"{counted.events.get(point, '?')})"
         assert killed.killed, f"{where}: not killed: {killed.stderr[-2000:]}"
         seen = visible(job.out)
         refused = refusal(job.read, job.out, tmp_path / f"read-{point}")
         if refused is None:
-            for companion in job.after_record:
-                seen.setdefault(companion, reference[companion])
             assert same(seen, reference, job.varying), (
                 f"{where}: the reader took an output that is not whole: {sorted(seen)} vs "
                 f"{sorted(reference)}")
@@ -345,12 +373,9 @@ def test_a_killed_command_is_refused_by_its_reader_and_finished_by_a_rerun(
         assert refusal(job.read, job.out, tmp_path / f"read-again-{point}") is None
 
 
-@pytest.mark.xfail(strict=True, reason="a kill while wikisum claims a new output leaves the "
-                   "marker's temporary file (..wikisum.PID.tmp), and the rerun refuses the "
-                   "folder as holding files wikisum did not write (core/ownership.py)")
-def test_a_command_killed_while_claiming_its_output_is_finished_by_a_rerun(tmp_path):
+def test_a_command_killed_while_claiming_its_output_is_finished_by_a_rerun(commands, tmp_path):
     job = human_eval_score_job(tmp_path / "job", tmp_path, tmp_path)
-    counted = killpoints.count(job.argv, job.roots, tmp_path / "tmp")
+    counted = commands.count(job.argv, job.roots, tmp_path / "tmp")
     assert counted.returncode == 0, counted.stderr[-2000:]
     reference = visible(job.out)
     points = killpoints.claim_points(counted)
@@ -358,7 +383,7 @@ def test_a_command_killed_while_claiming_its_output_is_finished_by_a_rerun(tmp_p
     failed = []
     for point in points:
         remove(job.roots)
-        assert killpoints.kill_at(job.argv, job.roots, tmp_path / "tmp", point).killed
+        assert commands.kill_at(job.argv, job.roots, tmp_path / "tmp", point).killed
         try:
             main(job.argv)
         except SystemExit as exc:
@@ -368,18 +393,16 @@ def test_a_command_killed_while_claiming_its_output_is_finished_by_a_rerun(tmp_p
     assert not failed, "\n".join(failed)
 
 
-@pytest.mark.xfail(strict=True, reason="wikisum import reads the files of a write-as output "
-                   "that has no .wikisum-write-as.json, written last (formats/importing.py: "
-                   "refuse such a folder with formats.writing.unfinished)")
-def test_import_refuses_a_write_as_killed_between_its_renames(built_sample, tmp_path):
+def test_import_refuses_a_write_as_killed_between_its_renames(built_sample, commands,
+                                                             tmp_path):
     job = write_as_job("jsonl")(tmp_path / "job", built_sample[0], tmp_path)
-    counted = killpoints.count(job.argv, job.roots, tmp_path / "tmp")
+    counted = commands.count(job.argv, job.roots, tmp_path / "tmp")
     renames = [k for k, event in sorted(counted.events.items())
                if event.startswith("os.rename") and ".jsonl." in event]
-    assert len(renames) == 2, counted.events  # dev, test
+    assert renames, counted.events
     remove(job.roots)
-    assert killpoints.kill_at(job.argv, job.roots, tmp_path / "tmp", renames[1]).killed
-    assert list(visible(job.out)) == ["dev.jsonl"]  # one split whole, the other not yet there
+    assert commands.kill_at(job.argv, job.roots, tmp_path / "tmp", renames[-1]).killed
+    assert not (job.out / ".wikisum-write-as.json").exists()  # its record, written last
     refused = refusal(job.read, job.out, tmp_path / "read")
     assert refused is not None and str(job.out) in refused and "write-as" in refused
 
