@@ -156,6 +156,23 @@ def naming(path: str) -> Iterator[None]:
         raise OSError(code, os.strerror(code), path) from exc
 
 
+def write_text_atomically(path, text: str) -> None:
+    """``text`` to the local file ``path`` whole or not at all: written to a temporary file
+    beside it, then renamed; a failed write removes the temporary file and names ``path``."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.tmp")
+    try:
+        with naming(path), open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+    os.replace(tmp, path)
+
+
 def written_errno(exc: BaseException) -> int | None:
     """The errno of a failed write: an ``OSError``'s, or the one a library's error keeps in its
     text (pyarrow: ``[Errno 28]``; safetensors, from Rust: ``(os error 28)``); None if none."""

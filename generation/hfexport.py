@@ -250,9 +250,9 @@ def write_pretrained(bundle, target: Path) -> dict:
     model and its tokenizer as ``save_pretrained`` writes them (``AutoModelFor...`` and
     ``AutoTokenizer.from_pretrained(target)`` load them, no remote code), ``wikisum.json``
     (what wikisum needs to use it: inputs, decoding, special ids) and the model card."""
+    from wikisum.core.files import write_text_atomically
     from wikisum.generation.export import EXPORT_FORMAT, EXPORT_VERSION, _version, written
     from wikisum.models import hf
-    from wikisum.training.checkpoint import write_text_atomically
 
     target.mkdir(parents=True, exist_ok=True)
     # the record goes before transformers replaces the model's files, and comes back last

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import secrets
 from collections.abc import Mapping, Sequence
@@ -296,20 +295,6 @@ def _is_text(value: str) -> bool:
     return True
 
 
-def _write_text(path: Path, text: str) -> None:
-    """``text`` to ``path`` whole, or not at all (a failed write names ``path``)."""
-    from wikisum.core import files
-
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with files.naming(str(path)):
-            tmp.write_text(text, encoding="utf-8")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
-
-
 def _parse_show(show: Sequence[str]) -> tuple[str, ...]:
     unknown = [s for s in show if s not in SHOW]
     if unknown:
@@ -460,8 +445,10 @@ def make(preds: Mapping[str, str], out: str, *, kind: str = "both", sample: int 
     data_block = page_data(page_id=page_id, kind=kind, examples=page_examples, items=items)
     # the key first (ASCII, so no text in it can fail to encode), the page last: a page on
     # disk always has its key, and a make stopped before its page is simply made again
-    _write_text(key_path, json.dumps(key, indent=1, ensure_ascii=True) + "\n")
-    _write_text(page, page_html(data_block))
+    from wikisum.core.files import write_text_atomically
+
+    write_text_atomically(key_path, json.dumps(key, indent=1, ensure_ascii=True) + "\n")
+    write_text_atomically(page, page_html(data_block))
     return {"page": str(page), "key": str(key_path), "page_id": page_id,
             "examples": len(order), "quality_items": len(quality),
             "preference_items": len(preference), "dropped": dropped, "warnings": warnings}

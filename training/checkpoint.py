@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from wikisum import models
-from wikisum.core import files, vocab
+from wikisum.core import vocab
 from wikisum.training import runpaths, vocabid
 from wikisum.training.config import TrainConfig
 
@@ -195,18 +195,6 @@ def write_error(path: Path, exc: OSError) -> CheckpointWriteError:
         "command again resumes from it once there is room")
     error.errno = code
     return error
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with files.naming(str(path)):
-            tmp.write_text(text, encoding="utf-8")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
 
 
 def read_checkpoint(path: Path, device: str | torch.device = "cpu") -> dict:

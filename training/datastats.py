@@ -111,7 +111,7 @@ def write(run: str | Path, dataset, max_target_tokens: int | None = None, *,
     """Compute the statistics of ``dataset``'s train split (the first :data:`SAMPLE_ROWS`
     rows) and its :func:`over_limit` (the whole split, read on from those rows, in the same
     pass) and write them to ``RUN/data_stats.json``."""
-    from wikisum.training.checkpoint import write_text_atomically
+    from wikisum.core.files import write_text_atomically
 
     stream = split_target_lengths(dataset, "train", target)
     head = list(islice(stream, SAMPLE_ROWS))

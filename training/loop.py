@@ -45,9 +45,10 @@ import torch
 import torch.distributed as dist
 
 from wikisum import models
+from wikisum.core.files import write_text_atomically
 from wikisum.core.loader import Dataset
 from wikisum.training import batching, console, deveval
-from wikisum.training.checkpoint import BEST, Loaded, latest_readable, load, write_text_atomically
+from wikisum.training.checkpoint import BEST, Loaded, latest_readable, load
 from wikisum.training.config import ConfigError, TrainConfig, make_config
 from wikisum.training.console import summary_line
 from wikisum.training.deveval import EarlyStopping

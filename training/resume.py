@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from wikisum.core import files
+from wikisum.core.files import write_text_atomically
 from wikisum.training import batching, datastats, runpaths, vocabid
 from wikisum.training.checkpoint import (
     BEST,
@@ -33,7 +34,6 @@ from wikisum.training.checkpoint import (
     rng_state,
     save_atomically,
     set_rng_state,
-    write_text_atomically,
 )
 from wikisum.training.config import ConfigError, TrainConfig
 from wikisum.training.runsetup import build_model, check_resumable, find_vocab

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from wikisum.training.checkpoint import write_text_atomically
+from wikisum.core.files import write_text_atomically
 from wikisum.training.config import ConfigError
 
 # Log target -> (module that must import, the extra that installs it).

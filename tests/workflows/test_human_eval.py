@@ -81,6 +81,16 @@ NOT_TEXT = [  # (name, system b's name, what is done to its records, the one-lin
 ]
 
 
+def argv_with_systems(argv_tail: list[str], tmp_path) -> list[str]:
+    """``human-eval make ARGV_TAIL --out OUT`` with systems A and B written in ``tmp_path``
+    (``=A`` and ``=B`` in the tail name their files)."""
+    for name in ("A", "B"):
+        write_jsonl(tmp_path / name, records(0, 2))
+    return ["human-eval", "make", *[w.replace("=A", f"={tmp_path / 'A'}")
+                                    .replace("=B", f"={tmp_path / 'B'}") for w in argv_tail],
+            "--out", str(tmp_path / "out")]
+
+
 @pytest.mark.parametrize(("name", "change", "message"), [c[1:] for c in NOT_TEXT],
                          ids=[c[0] for c in NOT_TEXT])
 def test_text_that_is_not_utf8_is_refused_before_anything_is_written(tmp_path, capsys, name,
@@ -139,12 +149,7 @@ def test_the_key_is_written_before_the_page_and_a_stopped_make_is_made_again(
      "pass --data DIR"),
 ])
 def test_bad_arguments_are_one_line_errors(argv_tail, status, message, tmp_path, capsys):
-    for name in ("A", "B"):
-        write_jsonl(tmp_path / name, records(0, 2))
-    argv = ["human-eval", "make", *[w.replace("=A", f"={tmp_path / 'A'}")
-                                    .replace("=B", f"={tmp_path / 'B'}") for w in argv_tail],
-            "--out", str(tmp_path / "out")]
-    got, out, err = run_cli(argv, capsys)
+    got, out, err = run_cli(argv_with_systems(argv_tail, tmp_path), capsys)
     assert got == status and message in err, err
     assert "Traceback" not in out + err
     if status == 1:
@@ -179,12 +184,7 @@ def test_preds_takes_several_systems_after_one_option_or_one_each(groups, tmp_pa
 ])
 def test_a_malformed_spec_among_several_is_the_same_error(argv_tail, status, message, tmp_path,
                                                           capsys):
-    for name in ("A", "B"):
-        write_jsonl(tmp_path / name, records(0, 2))
-    argv = ["human-eval", "make", *[w.replace("=A", f"={tmp_path / 'A'}")
-                                    .replace("=B", f"={tmp_path / 'B'}") for w in argv_tail],
-            "--out", str(tmp_path / "out")]
-    got, out, err = run_cli(argv, capsys)
+    got, out, err = run_cli(argv_with_systems(argv_tail, tmp_path), capsys)
     assert got == status and message in err, err
     assert "Traceback" not in out + err
     assert not (tmp_path / "out").exists()
