@@ -27,6 +27,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -223,7 +224,7 @@ def check_dir(path: str, command: str, option: str = "--out") -> None:
         if link is not None:
             raise NotOurs(f"{where}: {link} is a symbolic link (to {os.readlink(link)}); wikisum "
                           "writes nothing through a link inside its output: remove the link "
-                          f"(rm {_quote(link)}) and run the command again")
+                          f"(rm {shlex.quote(link)}) and run the command again")
 
 
 def first_link(folder: str) -> str | None:
@@ -236,12 +237,6 @@ def first_link(folder: str) -> str | None:
             if os.path.islink(full):
                 return full
     return None
-
-
-def _quote(path: str) -> str:
-    import shlex
-
-    return shlex.quote(path)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -279,26 +274,21 @@ def check_apart(command: str, outputs: list[Output], inputs: list[Input]) -> Non
     Raises:
         NotOurs: naming the output, the input and the option of each.
     """
+    patterns = [inp for inp in inputs if inp.pattern and not _is_url(inp.path)]
+    paths = [(inp, os.path.realpath(inp.path), _identity(inp.path)) for inp in inputs
+             if not inp.pattern and not _is_url(inp.path) and os.path.lexists(inp.path)]
     for out in outputs:
         if _is_url(out.path):
             continue
-        real_out = os.path.realpath(out.path)
+        real_out, out_identity = os.path.realpath(out.path), _identity(out.path)
         where = f"wikisum {command}: {out.option} {out.path}"
-        for inp in inputs:
-            if _is_url(inp.path):
-                continue
-            if inp.pattern:
-                if fnmatch.fnmatchcase(os.path.abspath(out.path), os.path.abspath(inp.path)):
-                    raise NotOurs(f"{where} matches the input {inp.option} {inp.path}: the "
-                                  "command would read its own output; give a path the pattern "
-                                  "does not match")
-                continue
-            if not os.path.lexists(inp.path):
-                continue
-            real_in = os.path.realpath(inp.path)
-            same = real_out == real_in or (os.path.exists(out.path)
-                                           and os.path.samefile(out.path, inp.path))
-            if same:
+        for inp in patterns:
+            if fnmatch.fnmatchcase(os.path.abspath(out.path), os.path.abspath(inp.path)):
+                raise NotOurs(f"{where} matches the input {inp.option} {inp.path}: the command "
+                              "would read its own output; give a path the pattern does not "
+                              "match")
+        for inp, real_in, in_identity in paths:
+            if real_out == real_in or (out_identity is not None and out_identity == in_identity):
                 raise NotOurs(f"{where} is also the input {inp.option} {inp.path}; give the "
                               "output a path of its own")
             if out.kind != "dir":
@@ -309,6 +299,16 @@ def check_apart(command: str, outputs: list[Output], inputs: list[Input]) -> Non
             if _inside(real_in, real_out):
                 raise NotOurs(f"{where} holds the input {inp.option} {inp.path}; give an output "
                               "directory that holds no input")
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file behind ``path`` (device and inode: the same file under another name or a
+    hard link); None when nothing is there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def claim_dir(path: str, command: str) -> bool:

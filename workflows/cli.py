@@ -329,9 +329,9 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
     except (ownership.NotOurs, outputlocks.Busy) as exc:
         raise SystemExit(str(exc)) from None
     except OSError as exc:
-        if disk_full(exc) is None:
+        if (full := disk_full(exc)) is None:
             raise
-        raise SystemExit(disk_full_message(args.command, disk_full(exc), outputs)) from None
+        raise SystemExit(disk_full_message(args.command, full, outputs)) from None
     for out, holder in guard.stale:
         progress.say(f"wikisum {args.command}: {out.option} {out.path} was being written by "
                      f"{outputlocks.describe(holder)}, which stopped before it finished (its "
@@ -345,9 +345,9 @@ def guarded_run(args: argparse.Namespace, call, *, dry_run: bool = False) -> int
         status = 0 if exc.code in (None, 0) else 1
         raise
     except Exception as exc:
-        if disk_full(exc) is None:
+        if (full := disk_full(exc)) is None:
             raise
-        raise SystemExit(disk_full_message(args.command, disk_full(exc), outputs)) from None
+        raise SystemExit(disk_full_message(args.command, full, outputs)) from None
     finally:
         finish(guard, status == 0, args.command, outputs)
 
@@ -358,11 +358,11 @@ def finish(guard, ok: bool, command: str, outputs: list) -> None:
     try:
         guard.finish(ok)
     except OSError as exc:
-        if disk_full(exc) is None:
+        if (full := disk_full(exc)) is None:
             raise
         guard.unlock()
         if ok:
-            raise SystemExit(disk_full_message(command, disk_full(exc), outputs)) from None
+            raise SystemExit(disk_full_message(command, full, outputs)) from None
 
 
 # Why a write failed, for the one-line message, by errno.
